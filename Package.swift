@@ -1,0 +1,90 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "kizuna",
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+    products: [
+        .executable(name: "kizuna", targets: ["kizuna"]),
+        .library(name: "KizunaCore", targets: ["KizunaCore"]),
+        .library(name: "KizunaServer", targets: ["KizunaServer"]),
+        .library(name: "KizunaClient", targets: ["KizunaClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.14.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.25.0"),
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.32.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.0"),
+    ],
+    targets: [
+        .target(
+            name: "KizunaCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "KizunaServer",
+            dependencies: [
+                "KizunaCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+            ],
+            resources: [.copy("Resources/openapi.yaml")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "KizunaClient",
+            dependencies: ["KizunaCore"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "kizuna",
+            dependencies: [
+                "KizunaClient",
+                "KizunaCore",
+                "KizunaServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "KizunaCoreTests", dependencies: ["KizunaCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KizunaServerTests",
+            dependencies: [
+                "KizunaServer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KizunaClientTests",
+            dependencies: ["KizunaClient", "KizunaServer"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "kizunaTests",
+            dependencies: ["kizuna", "KizunaServer"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,47 @@
+import Foundation
+import KizunaCore
+
+/// The admin API (`/v1/admin/…`), for tools and scripts that hold an admin token.
+public struct AdminClient: Sendable {
+    private let http: KizunaHTTPClient
+
+    /// Creates an admin client.
+    /// - Parameters:
+    ///   - server: The server's base URL.
+    ///   - token: An admin token (`kza_…`).
+    public init(server: URL, token: String) {
+        http = KizunaHTTPClient(baseURL: server, token: token)
+    }
+
+    /// Registers an app. - Throws: `validation_failed` listing every problem, `conflict`, `unauthorized`.
+    public func createApp(_ app: NewApp) async throws(KizunaError) -> AppRecord {
+        try await http.send("POST", "/v1/admin/apps", body: app)
+    }
+
+    /// Every app, ordered by id.
+    public func apps() async throws(KizunaError) -> [AppRecord] {
+        try await http.send("GET", "/v1/admin/apps", as: AppList.self).apps
+    }
+
+    /// One app. - Throws: `not_found`.
+    public func app(id: String) async throws(KizunaError) -> AppRecord {
+        try await http.send("GET", "/v1/admin/apps/\(try Self.segment(id))")
+    }
+
+    /// Changes some of an app's fields. - Throws: `not_found`, `validation_failed`, `conflict`.
+    public func updateApp(id: String, _ patch: AppPatch) async throws(KizunaError) -> AppRecord {
+        try await http.send("PATCH", "/v1/admin/apps/\(try Self.segment(id))", body: patch)
+    }
+
+    /// Removes an app. - Throws: `not_found`.
+    public func deleteApp(id: String) async throws(KizunaError) {
+        try await http.send("DELETE", "/v1/admin/apps/\(try Self.segment(id))")
+    }
+
+    private static func segment(_ id: String) throws(KizunaError) -> String {
+        guard let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) else {
+            throw KizunaError(.badRequest, "'\(id)' cannot be used as an app id.", field: "id")
+        }
+        return encoded
+    }
+}

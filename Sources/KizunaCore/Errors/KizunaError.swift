@@ -1,0 +1,94 @@
+/// An error with a stable, machine-readable code and a message a person can act on.
+///
+/// The server answers every failed request with this shape (see ``ErrorEnvelope``) and the SDK throws it back,
+/// so an app can `switch` on ``code`` without parsing messages.
+public struct KizunaError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, stable across releases.
+    public var code: Code
+    /// A human-readable explanation; never contains server internals.
+    public var message: String
+    /// The input field or JSON path the error is about, when there is one.
+    public var field: String?
+    /// Every individual problem when a request had several (for example a validation run).
+    public var details: [Detail]
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - code: The stable code.
+    ///   - message: A message a person can act on.
+    ///   - field: The field or JSON path the error is about.
+    ///   - details: Individual problems, when there are several.
+    public init(_ code: Code, _ message: String, field: String? = nil, details: [Detail] = []) {
+        self.code = code
+        self.message = message
+        self.field = field
+        self.details = details
+    }
+
+    public var description: String {
+        var text = "\(code.rawValue): \(message)"
+        if let field { text += " (field: \(field))" }
+        for detail in details { text += "\n  - \(detail.field.map { "\($0): " } ?? "")\(detail.message)" }
+        return text
+    }
+
+    /// One problem among several, for example one failed validation rule.
+    public struct Detail: Codable, Hashable, Sendable {
+        /// The stable code of this problem.
+        public var code: String
+        /// A message a person can act on.
+        public var message: String
+        /// The field the problem is about.
+        public var field: String?
+
+        /// Creates a detail.
+        public init(code: String, message: String, field: String? = nil) {
+            self.code = code
+            self.message = message
+            self.field = field
+        }
+    }
+
+    /// A stable error code. Unknown codes from a newer server decode as themselves.
+    public struct Code: RawRepresentable, Codable, Hashable, Sendable, ExpressibleByStringLiteral {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { self.rawValue = value }
+        public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(String.self) }
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
+    }
+}
+
+extension KizunaError.Code {
+    /// The request body or a parameter is malformed (bad JSON, wrong type).
+    public static let badRequest: Self = "bad_request"
+    /// The input is well-formed but breaks a rule; see `details`.
+    public static let validationFailed: Self = "validation_failed"
+    /// No or an invalid credential.
+    public static let unauthorized: Self = "unauthorized"
+    /// The credential is valid but not allowed to do this.
+    public static let forbidden: Self = "forbidden"
+    /// The addressed thing does not exist.
+    public static let notFound: Self = "not_found"
+    /// The route exists but not for this HTTP method.
+    public static let methodNotAllowed: Self = "method_not_allowed"
+    /// The thing already exists.
+    public static let conflict: Self = "conflict"
+    /// A precondition (such as `If-Match`) failed.
+    public static let preconditionFailed: Self = "precondition_failed"
+    /// The request body is larger than the server accepts.
+    public static let payloadTooLarge: Self = "payload_too_large"
+    /// Too many requests; retry after the time the response says.
+    public static let rateLimited: Self = "rate_limited"
+    /// The server is starting or migrating its store; retry shortly.
+    public static let unavailable: Self = "unavailable"
+    /// Something failed on the server; the message carries no internals.
+    public static let internalError: Self = "internal_error"
+    /// The store was written by a newer Kizuna than this one.
+    public static let storeTooNew: Self = "store_too_new"
+    /// The server could not be reached or answered something that is not Kizuna's.
+    public static let transport: Self = "transport"
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// One check of one value, such as "not empty" or "at most 100 characters".
+///
+/// Rules are small types; a ``FieldValidator`` runs several in order so the server can report every failing
+/// rule at once and the SDK can show the same messages while the user types.
+public protocol ValidationRule<Value>: Sendable {
+    associatedtype Value
+    /// Returns the problem with `value`, or `nil` when it passes.
+    func check(_ value: Value) -> ValidationProblem?
+}
+
+/// A failed rule: a stable code and a message.
+public struct ValidationProblem: Hashable, Sendable {
+    /// Stable code, such as `too_long`.
+    public var code: String
+    /// A message a person can act on.
+    public var message: String
+
+    /// Creates a problem.
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// Runs rules over one field's value and collects every problem.
+public struct FieldValidator<Value>: Sendable {
+    /// The field name reported with each problem.
+    public let field: String
+    private let rules: [any ValidationRule<Value>]
+
+    /// Creates a validator for `field` from rules run in order.
+    public init(field: String, rules: [any ValidationRule<Value>]) {
+        self.field = field
+        self.rules = rules
+    }
+
+    /// Every problem with `value`, in rule order; empty when it is valid.
+    public func problems(in value: Value) -> [KizunaError.Detail] {
+        rules.compactMap { $0.check(value) }.map { KizunaError.Detail(code: $0.code, message: $0.message, field: field) }
+    }
+}
+
+/// Collects problems from several fields and throws them together.
+public struct ValidationReport: Sendable {
+    /// The problems found so far.
+    public private(set) var problems: [KizunaError.Detail] = []
+
+    /// Creates an empty report.
+    public init() {}
+
+    /// Validates `value` and records its problems.
+    public mutating func check<Value>(_ value: Value, with validator: FieldValidator<Value>) {
+        problems += validator.problems(in: value)
+    }
+
+    /// Records a problem found by a check that spans fields.
+    public mutating func record(_ problem: KizunaError.Detail) {
+        problems.append(problem)
+    }
+
+    /// Throws a `validation_failed` error listing every problem, if there are any.
+    public func throwIfFailed(_ subject: String) throws(KizunaError) {
+        guard !problems.isEmpty else { return }
+        let fields = Set(problems.compactMap(\.field)).sorted().joined(separator: ", ")
+        throw KizunaError(
+            .validationFailed,
+            "\(subject) is not valid: check \(fields).",
+            field: problems.count == 1 ? problems[0].field : nil,
+            details: problems
+        )
+    }
+}
+
+/// The value must not be empty or only white space.
+public struct NotEmpty: ValidationRule {
+    public init() {}
+    public func check(_ value: String) -> ValidationProblem? {
+        value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? ValidationProblem(code: "empty", message: "must not be empty") : nil
+    }
+}
+
+/// The value's length in characters must lie in a range.
+public struct Length: ValidationRule {
+    public let range: ClosedRange<Int>
+    public init(_ range: ClosedRange<Int>) { self.range = range }
+    public func check(_ value: String) -> ValidationProblem? {
+        if value.count < range.lowerBound {
+            return ValidationProblem(code: "too_short", message: "must be at least \(range.lowerBound) characters")
+        }
+        if value.count > range.upperBound {
+            return ValidationProblem(code: "too_long", message: "must be at most \(range.upperBound) characters")
+        }
+        return nil
+    }
+}
+
+/// The value must consist only of allowed ASCII characters and match a shape described in `message`.
+public struct Format: ValidationRule {
+    public let code: String
+    public let message: String
+    private let test: @Sendable (String) -> Bool
+
+    /// Creates a rule from a predicate.
+    public init(code: String = "bad_format", message: String, _ test: @escaping @Sendable (String) -> Bool) {
+        self.code = code
+        self.message = message
+        self.test = test
+    }
+
+    public func check(_ value: String) -> ValidationProblem? {
+        test(value) ? nil : ValidationProblem(code: code, message: message)
+    }
+}
+
+/// Applies a rule only when an optional value is present.
+public struct IfPresent<Wrapped: ValidationRule>: ValidationRule {
+    public let rule: Wrapped
+    public init(_ rule: Wrapped) { self.rule = rule }
+    public func check(_ value: Wrapped.Value?) -> ValidationProblem? {
+        value.flatMap { rule.check($0) }
+    }
+}

@@ -1,0 +1,26 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import KizunaCore
+
+/// Requires a valid admin token (`Authorization: Bearer kza_…`) on every route it guards.
+struct AdminAuthMiddleware: RouterMiddleware {
+    typealias Context = KizunaRequestContext
+    let tokens: any AdminTokenRepository
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization] else {
+            throw KizunaError(.unauthorized, "This route needs an admin token: send 'Authorization: Bearer <token>'.")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", let credential = AdminCredential(String(parts[1])),
+            let token = try await tokens.authenticate(credential)
+        else {
+            throw KizunaError(.unauthorized, "The admin token is not valid or has been revoked.")
+        }
+        var context = context
+        context.adminToken = token
+        context.logger[metadataKey: "admin.token"] = "\(token.id)"
+        return try await next(request, context)
+    }
+}

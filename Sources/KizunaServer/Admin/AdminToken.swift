@@ -1,0 +1,83 @@
+import Crypto
+import Foundation
+import KizunaCore
+
+/// An admin API token as stored: its id and metadata, never its secret.
+public struct AdminToken: Codable, Hashable, Sendable {
+    /// Public id, the part of the token before the secret: `kza_<id>_<secret>`.
+    public var id: String
+    /// What the token is for, as given at creation.
+    public var name: String
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+    public var revokedAt: Date?
+
+    /// Whether the token still authenticates.
+    public var isActive: Bool { revokedAt == nil }
+}
+
+/// The plaintext form of an admin token, `kza_<id>_<secret>`, shown once at creation.
+///
+/// Only a SHA-256 hash of the secret is stored. The secret carries 256 random bits, so a fast hash is enough: there
+/// is nothing to brute-force. Verification looks the token up by its public id and compares hashes in constant time.
+public struct AdminCredential: Sendable, Equatable {
+    public let id: String
+    let secret: String
+
+    static let prefix = "kza_"
+
+    /// A new random credential.
+    static func generate() -> AdminCredential {
+        // The id is hex so it can never contain the `_` that separates it from the secret.
+        AdminCredential(id: SymmetricKey(size: .init(bitCount: 48)).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() },
+                        secret: randomToken(bytes: 32))
+    }
+
+    /// Parses `kza_<id>_<secret>`; `nil` when it does not have that shape.
+    public init?(_ text: String) {
+        guard text.hasPrefix(Self.prefix) else { return nil }
+        let rest = text.dropFirst(Self.prefix.count)
+        guard let separator = rest.firstIndex(of: "_") else { return nil }
+        let id = String(rest[..<separator])
+        let secret = String(rest[rest.index(after: separator)...])
+        guard id.count == 12, secret.count >= 32 else { return nil }
+        self.init(id: id, secret: secret)
+    }
+
+    private init(id: String, secret: String) {
+        self.id = id
+        self.secret = secret
+    }
+
+    /// The whole token, to hand to the operator once.
+    public var token: String { "\(Self.prefix)\(id)_\(secret)" }
+
+    /// Hex SHA-256 of the secret: what is stored.
+    var secretHash: String { Self.hash(secret) }
+
+    static func hash(_ secret: String) -> String {
+        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Whether this credential's secret hashes to `storedHash`, compared in constant time.
+    func matches(storedHash: String) -> Bool {
+        constantTimeEquals(Array(secretHash.utf8), Array(storedHash.utf8))
+    }
+}
+
+/// Compares two byte strings in time that depends only on their lengths.
+func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    var difference: UInt8 = 0
+    for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+    return difference == 0
+}
+
+/// `bytes` random bytes from the system's secure generator, base64url without padding.
+func randomToken(bytes: Int) -> String {
+    let key = SymmetricKey(size: .init(bitCount: bytes * 8))
+    return key.withUnsafeBytes { Data($0) }.base64EncodedString()
+        .replacingOccurrences(of: "+", with: "-")
+        .replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
+}

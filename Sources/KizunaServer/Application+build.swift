@@ -1,0 +1,70 @@
+import Hummingbird
+import KizunaCore
+import Logging
+
+/// Builds the Kizuna server: routes, middleware, store and background services.
+///
+/// The store is opened but not migrated here; pending steps run in the background once the application runs, while
+/// `/health/live` already answers. A store written by a newer Kizuna is refused before anything touches it.
+/// - Parameter configuration: What to serve and where the store lives.
+/// - Throws: `store_too_new`, or an error opening the store.
+public func buildApplication(configuration: KizunaConfiguration) async throws -> some ApplicationProtocol {
+    let parts = try await ServerParts(configuration: configuration)
+    return Application(
+        router: parts.router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
+        services: [DatabaseService(database: parts.database), parts.startup],
+        logger: parts.logger
+    )
+}
+
+/// The pieces ``buildApplication(configuration:)`` assembles, also used by tests.
+struct ServerParts {
+    let logger: Logger
+    let database: KizunaDatabase
+    let readiness: Readiness
+    let routes: RouteRegistry
+    let router: Router<KizunaRequestContext>
+    let startup: StartupService
+
+    init(configuration: KizunaConfiguration) async throws {
+        MetricsExporter.bootstrap()
+        var logger = Logger(label: "kizuna")
+        logger.logLevel = configuration.logLevel
+        self.logger = logger
+        var databaseLogger = Logger(label: "kizuna.db")
+        databaseLogger.logLevel = configuration.logLevel
+        database = try KizunaDatabase(location: configuration.database, logger: databaseLogger)
+        let runner = MigrationRunner(database: database, steps: configuration.migrations, logger: logger)
+        do {
+            _ = try await runner.status()  // refuses a newer store before anything writes to it
+        } catch {
+            await database.shutdown()
+            throw error
+        }
+        readiness = Readiness()
+        routes = RouteRegistry()
+        let tokens = AdminTokenSQLRepository(database: database)
+        startup = StartupService(
+            runner: runner,
+            tokens: tokens,
+            readiness: readiness,
+            batchSize: configuration.migrationBatchSize,
+            announceAdminToken: configuration.announceAdminToken,
+            logger: logger
+        )
+
+        router = Router(context: KizunaRequestContext.self)
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: RequestLogMiddleware())
+        router.add(middleware: ErrorMiddleware(routes: routes))
+        router.add(middleware: ReadinessMiddleware(readiness: readiness))
+        router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodySize))
+
+        let root = RouteBuilder(router: router, prefix: "", registry: routes)
+        OperationsController(readiness: readiness).addRoutes(to: root)
+        let apps = AppsController(repository: AppSQLRepository(database: database))
+        apps.addPublicRoutes(to: root.group("/v1"))
+        apps.addAdminRoutes(to: root.group("/v1/admin", middleware: AdminAuthMiddleware(tokens: tokens)))
+    }
+}

@@ -1,0 +1,40 @@
+import KizunaCore
+
+/// Stores the apps registry. Inputs are validated by the caller (see ``AppValidation``).
+public protocol AppRepository: Sendable {
+    /// Registers an app. - Throws: `conflict` when the id, or the bundle id on that platform, is taken.
+    func create(_ app: NewApp) async throws -> AppRecord
+    /// Every app, ordered by id.
+    func list() async throws -> [AppRecord]
+    /// One app, or `nil`.
+    func find(id: String) async throws -> AppRecord?
+    /// Replaces an app's fields. - Throws: `not_found`, or `conflict` for a taken bundle id.
+    func update(_ app: NewApp) async throws -> AppRecord
+    /// Removes an app. - Throws: `not_found`.
+    func delete(id: String) async throws
+}
+
+extension NewApp {
+    /// The input that describes an existing record.
+    public init(_ record: AppRecord) {
+        self.init(
+            id: record.id,
+            name: record.name,
+            platform: record.platform,
+            bundleId: record.bundleId,
+            teamId: record.teamId,
+            storeURL: record.storeURL
+        )
+    }
+
+    /// This input with a patch's fields applied.
+    public func applying(_ patch: AppPatch) -> NewApp {
+        var result = self
+        if let name = patch.name { result.name = name }
+        if let platform = patch.platform { result.platform = platform }
+        if let bundleId = patch.bundleId { result.bundleId = bundleId }
+        if let teamId = patch.teamId { result.teamId = teamId.value }
+        if let storeURL = patch.storeURL { result.storeURL = storeURL.value }
+        return result
+    }
+}

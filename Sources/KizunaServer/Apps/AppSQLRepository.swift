@@ -1,0 +1,114 @@
+import KizunaCore
+import SQLKit
+
+/// ``AppRepository`` over SQLite or PostgreSQL.
+public struct AppSQLRepository: AppRepository {
+    let database: KizunaDatabase
+    private static let columns = ["id", "name", "platform", "bundle_id", "team_id", "store_url", "created_at", "updated_at"]
+
+    /// Creates the repository over a store.
+    public init(database: KizunaDatabase) {
+        self.database = database
+    }
+
+    public func create(_ app: NewApp) async throws -> AppRecord {
+        let now = EpochMillis.now
+        try await database.transaction { db in
+            if try await Self.find(id: app.id, db) != nil {
+                throw KizunaError(.conflict, "An app with id '\(app.id)' already exists.", field: "id")
+            }
+            try await Self.checkBundleFree(app, db)
+            try await db.insert(into: "apps")
+                .columns(Self.columns + ["bundle_key"])
+                .values(
+                    SQLBind(app.id), SQLBind(app.name), SQLBind(app.platform.rawValue), SQLBind(app.bundleId), SQLBind(app.teamId),
+                    SQLBind(app.storeURL), SQLBind(now), SQLBind(now), SQLBind(app.bundleId.lowercased())
+                )
+                .run()
+        }
+        return AppRecord(app, createdAt: now, updatedAt: now)
+    }
+
+    public func list() async throws -> [AppRecord] {
+        try await database.select().columns(Self.columns).from("apps").orderBy("id").all().map(Self.record)
+    }
+
+    public func find(id: String) async throws -> AppRecord? {
+        try await Self.find(id: id, database)
+    }
+
+    public func update(_ app: NewApp) async throws -> AppRecord {
+        try await database.transaction { db in
+            guard let existing = try await Self.find(id: app.id, db) else { throw Self.notFound(app.id) }
+            try await Self.checkBundleFree(app, db)
+            let now = EpochMillis.now
+            try await db.update("apps")
+                .set("name", to: SQLBind(app.name)).set("platform", to: SQLBind(app.platform.rawValue))
+                .set("bundle_id", to: SQLBind(app.bundleId)).set("bundle_key", to: SQLBind(app.bundleId.lowercased()))
+                .set("team_id", to: SQLBind(app.teamId)).set("store_url", to: SQLBind(app.storeURL))
+                .set("updated_at", to: SQLBind(now))
+                .where("id", .equal, SQLBind(app.id))
+                .run()
+            return AppRecord(app, createdAt: EpochMillis.from(existing.createdAt), updatedAt: now)
+        }
+    }
+
+    public func delete(id: String) async throws {
+        try await database.transaction { db in
+            guard try await Self.find(id: id, db) != nil else { throw Self.notFound(id) }
+            try await db.delete(from: "apps").where("id", .equal, SQLBind(id)).run()
+        }
+    }
+
+    private static func find(id: String, _ db: any SQLDatabase) async throws -> AppRecord? {
+        try await db.select().columns(columns).from("apps").where("id", .equal, SQLBind(id)).first().map(record)
+    }
+
+    private static func checkBundleFree(_ app: NewApp, _ db: any SQLDatabase) async throws {
+        let taken = try await db.select().column("id").from("apps")
+            .where("platform", .equal, SQLBind(app.platform.rawValue))
+            .where("bundle_key", .equal, SQLBind(app.bundleId.lowercased()))
+            .where("id", .notEqual, SQLBind(app.id))
+            .first()
+        if let taken {
+            let owner = try taken.decode(column: "id", as: String.self)
+            throw KizunaError(
+                .conflict,
+                "The bundle id '\(app.bundleId)' is already registered for \(app.platform.rawValue) by app '\(owner)' (bundle ids ignore case).",
+                field: "bundleId"
+            )
+        }
+    }
+
+    private static func notFound(_ id: String) -> KizunaError {
+        KizunaError(.notFound, "There is no app with id '\(id)'.", field: "app")
+    }
+
+    private static func record(_ row: any SQLRow) throws -> AppRecord {
+        AppRecord(
+            id: try row.decode(column: "id", as: String.self),
+            name: try row.decode(column: "name", as: String.self),
+            platform: try row.decode(column: "platform", as: Platform.self),
+            bundleId: try row.decode(column: "bundle_id", as: String.self),
+            teamId: try row.decode(column: "team_id", as: String?.self),
+            storeURL: try row.decode(column: "store_url", as: String?.self),
+            createdAt: EpochMillis.date(try row.decode(column: "created_at", as: Int64.self)),
+            updatedAt: EpochMillis.date(try row.decode(column: "updated_at", as: Int64.self))
+        )
+    }
+}
+
+extension AppRecord {
+    init(_ app: NewApp, createdAt: Int64, updatedAt: Int64) {
+        self.init(
+            id: app.id,
+            name: app.name,
+            platform: app.platform,
+            bundleId: app.bundleId,
+            teamId: app.teamId,
+            storeURL: app.storeURL,
+            createdAt: EpochMillis.date(createdAt),
+            updatedAt: EpochMillis.date(updatedAt)
+        )
+    }
+}

@@ -1,0 +1,50 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import KizunaCore
+
+/// The apps registry over HTTP: admin CRUD under `/v1/admin/apps`, and a public read at `/v1/apps/{app}`.
+struct AppsController {
+    let repository: any AppRepository
+
+    func addAdminRoutes(to routes: RouteBuilder) {
+        routes.post("/apps") { request, context in
+            let app = try await request.decode(as: NewApp.self, context: context)
+            try AppValidation.validate(app)
+            let record = try await repository.create(app)
+            context.logger.notice("App registered", metadata: ["app": "\(record.id)"])
+            return try .json(record, status: .created, headers: [.location: "/v1/admin/apps/\(record.id)"])
+        }
+        routes.get("/apps") { _, _ in
+            try .json(AppList(apps: try await repository.list()))
+        }
+        routes.get("/apps/{app}") { _, context in
+            try .json(try await find(context))
+        }
+        routes.patch("/apps/{app}") { request, context in
+            let patch = try await request.decode(as: AppPatch.self, context: context)
+            let updated = NewApp(try await find(context)).applying(patch)
+            try AppValidation.validate(updated)
+            return try .json(try await repository.update(updated))
+        }
+        routes.delete("/apps/{app}") { _, context in
+            try await repository.delete(id: try context.parameters.require("app"))
+            context.logger.notice("App removed", metadata: ["app": "\(context.parameters.get("app") ?? "")"])
+            return .empty()
+        }
+    }
+
+    func addPublicRoutes(to routes: RouteBuilder) {
+        routes.get("/apps/{app}") { _, context in
+            try .json(AppInfo(try await find(context)), headers: [.cacheControl: "public, max-age=60"])
+        }
+    }
+
+    private func find(_ context: KizunaRequestContext) async throws -> AppRecord {
+        let id = try context.parameters.require("app")
+        guard let app = try await repository.find(id: id) else {
+            throw KizunaError(.notFound, "There is no app with id '\(id)'.", field: "app")
+        }
+        return app
+    }
+}

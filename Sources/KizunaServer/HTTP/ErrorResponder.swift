@@ -1,0 +1,78 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import KizunaCore
+import NIOCore
+
+/// Turns every error into the standard JSON shape; the one place error codes map to HTTP statuses.
+///
+/// Unknown errors are logged with the request id and answered `500 internal_error` with no internals.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = KizunaRequestContext
+    let routes: RouteRegistry
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let (kizunaError, headers) = translate(error, request: request, context: context)
+            return Self.response(for: kizunaError, headers: headers)
+        }
+    }
+
+    private func translate(_ error: any Error, request: Request, context: Context) -> (KizunaError, HTTPFields) {
+        switch error {
+        case let error as KizunaError:
+            var headers = HTTPFields()
+            if error.code == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="kizuna""# }
+            return (error, headers)
+        case let error as any HTTPResponseError where error.status == .notFound:
+            let allowed = routes.methods(matching: request.uri.path)
+            guard !allowed.isEmpty else {
+                return (KizunaError(.notFound, "No route for \(request.method) \(request.uri.path)."), [:])
+            }
+            let allow = allowed.map(\.rawValue).joined(separator: ", ")
+            return (
+                KizunaError(.methodNotAllowed, "\(request.method) is not allowed on \(request.uri.path); use \(allow)."),
+                [.allow: allow]
+            )
+        case let error as any HTTPResponseError where error.status == .contentTooLarge:
+            return (KizunaError(.payloadTooLarge, "The request body is too large."), [:])
+        case is NIOTooManyBytesError:
+            return (KizunaError(.payloadTooLarge, "The request body is too large."), [:])
+        case let error as DecodingError:
+            return (KizunaError(decoding: error), [:])
+        case let error as any HTTPResponseError where error.status.code < 500:
+            return (KizunaError(.badRequest, "The request was not understood (\(error.status.code) \(error.status.reasonPhrase))."), [:])
+        default:
+            context.logger.error("Unhandled error", metadata: ["error": "\(String(reflecting: error))"])
+            return (KizunaError(.internalError, "Something went wrong on the server; the request id is \(context.id)."), [:])
+        }
+    }
+
+    /// The response for an error: its status, `application/json` and the envelope.
+    static func response(for error: KizunaError, headers extra: HTTPFields = [:]) -> Response {
+        let data = (try? JSONEncoder.kizuna.encode(ErrorEnvelope(error))) ?? Data(#"{"error":{"code":"internal_error","message":""}}"#.utf8)
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .contentLength: String(data.count)]
+        headers.append(contentsOf: extra)
+        return Response(status: status(for: error.code), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The HTTP status each error code answers with.
+    static func status(for code: KizunaError.Code) -> HTTPResponse.Status {
+        switch code {
+        case .badRequest, .validationFailed: .badRequest
+        case .unauthorized: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .conflict: .conflict
+        case .preconditionFailed: .preconditionFailed
+        case .payloadTooLarge: .contentTooLarge
+        case .rateLimited: .tooManyRequests
+        case .unavailable, .storeTooNew: .serviceUnavailable
+        default: .internalServerError
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Hummingbird
+import KizunaCore
+
+/// The request context of every Kizuna route.
+public struct KizunaRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The admin token that authenticated this request, set by ``AdminAuthMiddleware``.
+    public var adminToken: AdminToken?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+
+    /// Bodies are already bounded by ``BodyLimitMiddleware`` with the configured limit.
+    public var maxUploadSize: Int { .max }
+
+    public var requestDecoder: JSONRequestDecoder { JSONRequestDecoder() }
+}
+
+/// Decodes JSON bodies and turns decoding failures into `bad_request` errors that name the failing path.
+public struct JSONRequestDecoder: RequestDecoder {
+    public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+        let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch let error as DecodingError {
+            throw KizunaError(decoding: error)
+        }
+    }
+}
+
+extension KizunaError {
+    /// A `bad_request` error naming where in the JSON decoding failed and why.
+    init(decoding error: DecodingError) {
+        func path(_ codingPath: [any CodingKey], appending key: (any CodingKey)? = nil) -> String {
+            let keys = codingPath + (key.map { [$0] } ?? [])
+            guard !keys.isEmpty else { return "$" }
+            return keys.reduce("$") { partial, key in
+                key.intValue.map { "\(partial)[\($0)]" } ?? "\(partial).\(key.stringValue)"
+            }
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let at = path(context.codingPath, appending: key)
+            self.init(.badRequest, "Missing required field \(at).", field: at)
+        case .typeMismatch(let type, let context):
+            let at = path(context.codingPath)
+            self.init(.badRequest, "Wrong type at \(at): expected \(Self.jsonTypeName(type)).", field: at)
+        case .valueNotFound(let type, let context):
+            let at = path(context.codingPath)
+            self.init(.badRequest, "Missing value at \(at): expected \(Self.jsonTypeName(type)), found null.", field: at)
+        case .dataCorrupted(let context):
+            let at = path(context.codingPath)
+            if context.codingPath.isEmpty {
+                self.init(.badRequest, "The body is not valid JSON.", field: at)
+            } else {
+                self.init(.badRequest, "Invalid value at \(at): \(context.debugDescription)", field: at)
+            }
+        @unknown default:
+            self.init(.badRequest, "The body could not be decoded.")
+        }
+    }
+
+    private static func jsonTypeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "a boolean"
+        case is Int.Type, is Int64.Type, is Double.Type: "a number"
+        default:
+            String(describing: type).hasPrefix("Array") ? "an array" : (String(describing: type).hasPrefix("Dictionary") ? "an object" : "\(type)")
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Logging
+
+/// Everything `kizuna serve` can be told. The CLI fills it from flags, then `KIZUNA_*` variables, then defaults.
+public struct KizunaConfiguration: Sendable {
+    /// Address to listen on.
+    public var host: String
+    /// Port to listen on; 0 picks a free one.
+    public var port: Int
+    /// Where the store lives.
+    public var database: DatabaseLocation
+    /// Largest request body accepted, in bytes.
+    public var maxBodySize: Int
+    /// Rows per transaction when a data migration runs at start.
+    public var migrationBatchSize: Int
+    /// Log level of the server's loggers.
+    public var logLevel: Logger.Level
+    /// Told the plaintext of the admin token created on first start of an empty store. Prints it by default.
+    public var announceAdminToken: @Sendable (AdminCredential) -> Void
+    /// The migration steps to apply; Kizuna's own unless a test supplies others.
+    package var migrations: [MigrationStep]
+
+    /// Creates a configuration.
+    /// - Parameters:
+    ///   - host: Address to listen on (default `127.0.0.1`).
+    ///   - port: Port (default 8080).
+    ///   - database: The store (default SQLite in `./kizuna-data`).
+    ///   - maxBodySize: Body limit in bytes (default 1 MiB).
+    ///   - migrationBatchSize: Rows per data-migration transaction (default 1000).
+    ///   - logLevel: Log level (default `info`).
+    ///   - announceAdminToken: Receives the first admin token of an empty store.
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        database: DatabaseLocation = .sqlite(dataDirectory: "./kizuna-data"),
+        maxBodySize: Int = 1 << 20,
+        migrationBatchSize: Int = 1000,
+        logLevel: Logger.Level = .info,
+        announceAdminToken: @escaping @Sendable (AdminCredential) -> Void = KizunaConfiguration.printAdminToken
+    ) {
+        self.host = host
+        self.port = port
+        self.database = database
+        self.maxBodySize = maxBodySize
+        self.migrationBatchSize = migrationBatchSize
+        self.logLevel = logLevel
+        self.announceAdminToken = announceAdminToken
+        self.migrations = CoreMigrations.all
+    }
+
+    /// Prints the first admin token to standard output, once, with how to use it.
+    public static let printAdminToken: @Sendable (AdminCredential) -> Void = { credential in
+        // Written unbuffered: when standard output is a file or pipe, a buffered print would sit unseen.
+        FileHandle.standardOutput.write(Data(
+            """
+
+            ========================================================================
+             Kizuna created an admin token for this new store. It is shown once;
+             only its hash is kept. Store it in your password manager:
+
+               \(credential.token)
+
+             Use it with:  export KIZUNA_TOKEN=\(credential.token)
+             More tokens:  kizuna admin token create --name <what-for>
+            ========================================================================
+
+
+            """.utf8))
+    }
+}

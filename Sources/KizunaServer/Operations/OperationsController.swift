@@ -1,0 +1,68 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KizunaCore
+import NIOCore
+
+/// Health, metrics and the API description: the routes an operator or load balancer uses.
+struct OperationsController {
+    let readiness: Readiness
+
+    /// The body of `/health/ready`.
+    struct ReadyBody: Codable, Equatable {
+        var status: String
+        var step: String?
+        var done: Int?
+        var total: Int?
+        var message: String?
+    }
+
+    func addRoutes(to routes: RouteBuilder) {
+        routes.get("/health/live") { _, _ in
+            try .json(["status": "live"])
+        }
+        routes.get("/health/ready") { _, _ in
+            switch readiness.current {
+            case .ready:
+                return try .json(ReadyBody(status: "ready"))
+            case .starting:
+                return try .json(ReadyBody(status: "starting"), status: .serviceUnavailable, headers: [.retryAfter: "5"])
+            case .migrating(let progress):
+                return try .json(
+                    ReadyBody(status: "migrating", step: progress.step, done: progress.done, total: progress.total),
+                    status: .serviceUnavailable,
+                    headers: [.retryAfter: "5"]
+                )
+            case .failed(let error):
+                return try .json(ReadyBody(status: "failed", message: error.message), status: .serviceUnavailable)
+            }
+        }
+        routes.get("/metrics") { _, _ in
+            let bytes = MetricsExporter.render()
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .contentLength: String(bytes.count)],
+                body: .init(byteBuffer: ByteBuffer(bytes: bytes))
+            )
+        }
+        routes.get("/openapi.yaml") { _, _ in
+            let bytes = try OpenAPIDocument.bytes()
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/yaml; charset=utf-8", .contentLength: String(bytes.count)],
+                body: .init(byteBuffer: ByteBuffer(bytes: bytes))
+            )
+        }
+    }
+}
+
+/// `openapi.yaml`, bundled as a resource of this target.
+public enum OpenAPIDocument {
+    /// The document's bytes.
+    public static func bytes() throws -> [UInt8] {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml") else {
+            throw KizunaError(.internalError, "openapi.yaml is missing from the build.")
+        }
+        return Array(try Data(contentsOf: url))
+    }
+}

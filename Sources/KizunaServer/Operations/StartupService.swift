@@ -1,0 +1,53 @@
+import KizunaCore
+import Logging
+import ServiceLifecycle
+
+/// Brings the store up to date in the background while the server already answers health checks.
+///
+/// Runs pending migrations (reporting progress to ``Readiness``), creates the first admin token of an empty store,
+/// then marks the server ready. It stays running until shutdown so the service group keeps serving.
+struct StartupService: Service {
+    let runner: MigrationRunner
+    let tokens: any AdminTokenRepository
+    let readiness: Readiness
+    let batchSize: Int
+    let announceAdminToken: @Sendable (AdminCredential) -> Void
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            let status = try await runner.status()
+            if let first = status.pending.first {
+                logger.notice("Store needs migrating; serving health checks meanwhile", metadata: ["pending": "\(status.pending.count)"])
+                readiness.update(.migrating(.init(step: "\(first.version) \(first.name)", done: first.done ?? 0, total: first.total ?? 0, stepIndex: 1, stepCount: status.pending.count)))
+                try await cancelWhenGracefulShutdown {
+                    try await runner.migrate(batchSize: batchSize) { readiness.update(.migrating($0)) }
+                }
+            }
+            if try await tokens.count() == 0 {
+                let (token, credential) = try await tokens.create(name: "bootstrap")
+                logger.notice("Created the first admin token", metadata: ["token.id": "\(token.id)"])
+                announceAdminToken(credential)
+            }
+            readiness.update(.ready)
+            logger.info("Ready")
+        } catch is CancellationError {
+            return
+        } catch {
+            let reason = (error as? KizunaError) ?? KizunaError(.internalError, "Start-up failed: \(String(reflecting: error))")
+            logger.critical("Start-up failed; the API stays unavailable", metadata: ["error": "\(reason)"])
+            readiness.update(.failed(reason))
+        }
+        try? await gracefulShutdown()
+    }
+}
+
+/// Closes the store's connections after everything that uses them has stopped.
+struct DatabaseService: Service {
+    let database: KizunaDatabase
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await database.shutdown()
+    }
+}

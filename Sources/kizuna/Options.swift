@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import KizunaClient
+import KizunaCore
+import KizunaServer
+import Logging
+
+/// The process environment, injectable so tests can check flag > environment > default.
+struct Environment: Sendable {
+    var values: [String: String]
+
+    static var process: Environment { Environment(values: ProcessInfo.processInfo.environment) }
+
+    subscript(_ key: String) -> String? {
+        values[key].flatMap { $0.isEmpty ? nil : $0 }
+    }
+}
+
+/// Where the store is, for commands that open it directly.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .customLong("data-dir"), help: "Directory of the embedded SQLite store. Env: KIZUNA_DATA_DIR. Default: ./kizuna-data.")
+    var dataDirectory: String?
+
+    @Option(name: .customLong("database-url"), help: "A postgres:// URL; use PostgreSQL instead of SQLite. Env: KIZUNA_DATABASE_URL.")
+    var databaseURL: String?
+
+    func location(_ environment: Environment) throws -> DatabaseLocation {
+        do {
+            return try DatabaseLocation.resolve(
+                databaseURL: databaseURL ?? environment["KIZUNA_DATABASE_URL"],
+                dataDirectory: dataDirectory ?? environment["KIZUNA_DATA_DIR"] ?? "./kizuna-data"
+            )
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+}
+
+/// How to reach a running server, for commands that use the admin API.
+struct ServerOptions: ParsableArguments {
+    @Option(help: "Base URL of the Kizuna server. Env: KIZUNA_SERVER. Default: http://127.0.0.1:8080.")
+    var server: String?
+
+    @Option(help: "Admin token (kza_…). Env: KIZUNA_TOKEN.")
+    var token: String?
+
+    func client(_ environment: Environment) throws -> AdminClient {
+        let base = server ?? environment["KIZUNA_SERVER"] ?? "http://127.0.0.1:8080"
+        guard let url = URL(string: base), let scheme = url.scheme, ["http", "https"].contains(scheme.lowercased()), url.host != nil else {
+            throw ValidationError("--server must be an http:// or https:// URL, got '\(base)'.")
+        }
+        guard let token = token ?? environment["KIZUNA_TOKEN"] else {
+            throw ValidationError("An admin token is needed: pass --token or set KIZUNA_TOKEN.")
+        }
+        return AdminClient(server: url, token: token)
+    }
+}
+
+/// `--json` for output a script reads.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    func printJSON(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Sends logs to standard error at `level`, once per process.
+func bootstrapLogging(level: Logger.Level) {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+}
+
+/// Runs `body`, turning `KizunaError`s into a plain message and exit status 1.
+func reportingErrors<R>(_ body: () async throws -> R) async throws -> R {
+    do {
+        return try await body()
+    } catch let error as KizunaError {
+        var stderr = StandardError()
+        print("error: \(error)", to: &stderr)
+        throw ExitCode.failure
+    }
+}
+
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        FileHandle.standardError.write(Data(string.utf8))
+    }
+}
+
+/// Opens the store, runs `body`, and closes the store whether it succeeded or not.
+func withStore<R>(_ store: StoreOptions, _ body: (KizunaDatabase) async throws -> R) async throws -> R {
+    bootstrapLogging(level: .warning)
+    let database = try KizunaDatabase(location: try store.location(.process))
+    do {
+        let result = try await reportingErrors { try await body(database) }
+        await database.shutdown()
+        return result
+    } catch {
+        await database.shutdown()
+        throw error
+    }
+}

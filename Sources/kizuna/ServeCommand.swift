@@ -1,0 +1,72 @@
+import ArgumentParser
+import Hummingbird
+import KizunaServer
+import Logging
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the Kizuna server.",
+        discussion: """
+            With no options it serves http://127.0.0.1:8080 from an SQLite store in ./kizuna-data, created on first
+            start. On the first start of an empty store it prints a one-time admin token. Pending migrations run in
+            the background: /health/live answers at once, /health/ready and the API answer 503 until they finish.
+            SIGINT or SIGTERM drain in-flight requests and close the store.
+            """
+    )
+
+    @Option(help: "Address to listen on. Env: KIZUNA_HOST. Default: 127.0.0.1.")
+    var host: String?
+
+    @Option(help: "Port to listen on. Env: KIZUNA_PORT. Default: 8080.")
+    var port: Int?
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(name: .customLong("max-body-size"), help: "Largest request body in bytes. Env: KIZUNA_MAX_BODY_SIZE. Default: 1048576.")
+    var maxBodySize: Int?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. Env: KIZUNA_LOG_LEVEL. Default: info.")
+    var logLevel: Logger.Level?
+
+    func configuration(_ environment: Environment) throws -> KizunaConfiguration {
+        func integer(_ flag: Int?, _ key: String, _ fallback: Int, range: ClosedRange<Int>) throws -> Int {
+            let value: Int
+            if let flag {
+                value = flag
+            } else if let text = environment[key] {
+                guard let parsed = Int(text) else { throw ValidationError("\(key) must be a whole number, got '\(text)'.") }
+                value = parsed
+            } else {
+                value = fallback
+            }
+            guard range.contains(value) else { throw ValidationError("\(key) must be in \(range.lowerBound)...\(range.upperBound), got \(value).") }
+            return value
+        }
+        let level: Logger.Level
+        if let logLevel {
+            level = logLevel
+        } else if let text = environment["KIZUNA_LOG_LEVEL"] {
+            guard let parsed = Logger.Level(rawValue: text) else { throw ValidationError("KIZUNA_LOG_LEVEL '\(text)' is not a log level.") }
+            level = parsed
+        } else {
+            level = .info
+        }
+        return KizunaConfiguration(
+            host: host ?? environment["KIZUNA_HOST"] ?? "127.0.0.1",
+            port: try integer(port, "KIZUNA_PORT", 8080, range: 0...65535),
+            database: try store.location(environment),
+            maxBodySize: try integer(maxBodySize, "KIZUNA_MAX_BODY_SIZE", 1 << 20, range: 1024...(1 << 30)),
+            logLevel: level
+        )
+    }
+
+    func run() async throws {
+        let configuration = try configuration(.process)
+        bootstrapLogging(level: configuration.logLevel)
+        try await reportingErrors {
+            let app = try await buildApplication(configuration: configuration)
+            try await app.runService()
+        }
+    }
+}
