@@ -73,17 +73,30 @@ let package = Package(
             dependencies: [
                 "KizunaServer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "KizunaClientTests",
-            dependencies: ["KizunaClient", "KizunaServer"],
+            dependencies: [
+                "KizunaClient",
+                "KizunaServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "kizunaTests",
-            dependencies: ["kizuna", "KizunaServer"],
+            dependencies: [
+                "kizuna",
+                "KizunaServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -2,7 +2,7 @@ import Foundation
 import KizunaCore
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Sends JSON requests to a Kizuna server and turns its error responses back into ``KizunaError``.

@@ -9,13 +9,7 @@ import Logging
 /// - Parameter configuration: What to serve and where the store lives.
 /// - Throws: `store_too_new`, or an error opening the store.
 public func buildApplication(configuration: KizunaConfiguration) async throws -> some ApplicationProtocol {
-    let parts = try await ServerParts(configuration: configuration)
-    return Application(
-        router: parts.router,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
-        services: [DatabaseService(database: parts.database), parts.startup],
-        logger: parts.logger
-    )
+    try await ServerParts(configuration: configuration).application()
 }
 
 /// The pieces ``buildApplication(configuration:)`` assembles, also used by tests.
@@ -26,9 +20,11 @@ struct ServerParts {
     let routes: RouteRegistry
     let router: Router<KizunaRequestContext>
     let startup: StartupService
+    let configuration: KizunaConfiguration
 
     init(configuration: KizunaConfiguration) async throws {
         MetricsExporter.bootstrap()
+        self.configuration = configuration
         var logger = Logger(label: "kizuna")
         logger.logLevel = configuration.logLevel
         self.logger = logger
@@ -66,5 +62,19 @@ struct ServerParts {
         let apps = AppsController(repository: AppSQLRepository(database: database))
         apps.addPublicRoutes(to: root.group("/v1"))
         apps.addAdminRoutes(to: root.group("/v1/admin", middleware: AdminAuthMiddleware(tokens: tokens)))
+    }
+}
+
+extension ServerParts {
+    /// The application serving these parts; the store closes after the server has drained.
+    /// - Parameter onListening: told the port once the server listens (useful with port 0).
+    func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
+            services: [DatabaseService(database: database), startup],
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
     }
 }

@@ -51,20 +51,21 @@ public struct KizunaConfiguration: Sendable {
     /// Prints the first admin token to standard output, once, with how to use it.
     public static let printAdminToken: @Sendable (AdminCredential) -> Void = { credential in
         // Written unbuffered: when standard output is a file or pipe, a buffered print would sit unseen.
-        FileHandle.standardOutput.write(Data(
-            """
+        FileHandle.standardOutput.write(
+            Data(
+                """
 
-            ========================================================================
-             Kizuna created an admin token for this new store. It is shown once;
-             only its hash is kept. Store it in your password manager:
+                ========================================================================
+                 Kizuna created an admin token for this new store. It is shown once;
+                 only its hash is kept. Store it in your password manager:
 
-               \(credential.token)
+                   \(credential.token)
 
-             Use it with:  export KIZUNA_TOKEN=\(credential.token)
-             More tokens:  kizuna admin token create --name <what-for>
-            ========================================================================
+                 Use it with:  export KIZUNA_TOKEN=\(credential.token)
+                 More tokens:  kizuna admin token create --name <what-for>
+                ========================================================================
 
 
-            """.utf8))
+                """.utf8))
     }
 }

@@ -1,7 +1,7 @@
 import HTTPTypes
 import Hummingbird
-import Logging
 import KizunaCore
+import Logging
 
 /// Requires a valid admin token (`Authorization: Bearer kza_…`) on every route it guards.
 struct AdminAuthMiddleware: RouterMiddleware {

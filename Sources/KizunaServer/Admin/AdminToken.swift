@@ -29,8 +29,9 @@ public struct AdminCredential: Sendable, Equatable {
     /// A new random credential.
     static func generate() -> AdminCredential {
         // The id is hex so it can never contain the `_` that separates it from the secret.
-        AdminCredential(id: SymmetricKey(size: .init(bitCount: 48)).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() },
-                        secret: randomToken(bytes: 32))
+        AdminCredential(
+            id: SymmetricKey(size: .init(bitCount: 48)).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() },
+            secret: randomToken(bytes: 32))
     }
 
     /// Parses `kza_<id>_<secret>`; `nil` when it does not have that shape.

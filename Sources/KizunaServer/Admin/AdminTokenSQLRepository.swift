@@ -35,15 +35,17 @@ public struct AdminTokenSQLRepository: AdminTokenRepository {
         try await database.update("admin_tokens").set("revoked_at", to: SQLBind(EpochMillis.now))
             .where("id", .equal, SQLBind(id)).where("revoked_at", .is, SQLLiteral.null)
             .run()
-        guard let row = try await database.select().columns("id", "name", "created_at", "last_used_at", "revoked_at")
-            .from("admin_tokens").where("id", .equal, SQLBind(id)).first()
+        guard
+            let row = try await database.select().columns("id", "name", "created_at", "last_used_at", "revoked_at")
+                .from("admin_tokens").where("id", .equal, SQLBind(id)).first()
         else { throw KizunaError(.notFound, "There is no admin token with id '\(id)'.", field: "id") }
         return try Self.token(row)
     }
 
     public func authenticate(_ credential: AdminCredential) async throws -> AdminToken? {
-        guard let row = try await database.select().columns("id", "name", "secret_hash", "created_at", "last_used_at", "revoked_at")
-            .from("admin_tokens").where("id", .equal, SQLBind(credential.id)).first()
+        guard
+            let row = try await database.select().columns("id", "name", "secret_hash", "created_at", "last_used_at", "revoked_at")
+                .from("admin_tokens").where("id", .equal, SQLBind(credential.id)).first()
         else {
             // Spend the same hashing work as a known id, so timing does not tell which ids exist.
             _ = credential.matches(storedHash: AdminCredential.hash(""))

@@ -1,7 +1,7 @@
 import HTTPTypes
 import Hummingbird
-import Logging
 import KizunaCore
+import Logging
 
 /// The apps registry over HTTP: admin CRUD under `/v1/admin/apps`, and a public read at `/v1/apps/{app}`.
 struct AppsController {

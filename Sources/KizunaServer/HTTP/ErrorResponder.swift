@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import KizunaCore
+import Logging
 import NIOCore
 
 /// Turns every error into the standard JSON shape; the one place error codes map to HTTP statuses.

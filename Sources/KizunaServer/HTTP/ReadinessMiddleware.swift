@@ -14,7 +14,8 @@ struct ReadinessMiddleware: RouterMiddleware {
         }
         let message: String
         switch readiness.current {
-        case .migrating(let progress): message = "The server is migrating its store (step \(progress.step), \(progress.done)/\(progress.total)); retry shortly."
+        case .migrating(let progress):
+            message = "The server is migrating its store (step \(progress.step), \(progress.done)/\(progress.total)); retry shortly."
         case .failed: message = "The server could not start; see its log."
         default: message = "The server is starting; retry shortly."
         }

@@ -136,6 +136,7 @@ public struct MigrationRunner: Sendable {
                 """
             ).run()
         }
+        var finished: (done: Int, total: Int)?
         while true {
             let state: (done: Int, total: Int)? = try await locked(db) { db in
                 guard try await !self.isApplied(step.version, db), let current = try await self.checkpoint(step.version, db) else { return nil }
@@ -143,6 +144,7 @@ public struct MigrationRunner: Sendable {
                     try await work.finish(db)
                     try await self.record(step, db)
                     try await db.raw("DELETE FROM kizuna_migration_progress WHERE version = \(bind: step.version)").run()
+                    finished = (current.done, current.total)
                     return nil
                 }
                 let done = current.done + outcome.visited
@@ -157,6 +159,7 @@ public struct MigrationRunner: Sendable {
             guard let state else { break }
             report(state.done, state.total)
         }
+        if let finished { report(finished.done, finished.done) }
     }
 
     // MARK: Bookkeeping

@@ -15,18 +15,47 @@ public final class Readiness: Sendable {
         case failed(KizunaError)
     }
 
-    private let state = Mutex<State>(.starting)
+    private struct Storage {
+        var state: State = .starting
+        var waiters: [CheckedContinuation<State, Never>] = []
+    }
+
+    private let storage = Mutex(Storage())
 
     /// Creates a readiness tracker in `starting`.
     public init() {}
 
     /// The current state.
-    public var current: State { state.withLock { $0 } }
+    public var current: State { storage.withLock { $0.state } }
 
     /// Whether the API may be served.
     public var isReady: Bool { current == .ready }
 
+    /// Waits until start-up has finished, and returns `ready` or `failed`.
+    public func settled() async -> State {
+        await withCheckedContinuation { continuation in
+            let settled: State? = storage.withLock { storage in
+                switch storage.state {
+                case .ready, .failed: return storage.state
+                default:
+                    storage.waiters.append(continuation)
+                    return nil
+                }
+            }
+            if let settled { continuation.resume(returning: settled) }
+        }
+    }
+
     func update(_ newState: State) {
-        state.withLock { $0 = newState }
+        let waiters = storage.withLock { storage in
+            storage.state = newState
+            switch newState {
+            case .ready, .failed:
+                defer { storage.waiters = [] }
+                return storage.waiters
+            default: return []
+            }
+        }
+        for waiter in waiters { waiter.resume(returning: newState) }
     }
 }

@@ -19,7 +19,11 @@ struct StartupService: Service {
             let status = try await runner.status()
             if let first = status.pending.first {
                 logger.notice("Store needs migrating; serving health checks meanwhile", metadata: ["pending": "\(status.pending.count)"])
-                readiness.update(.migrating(.init(step: "\(first.version) \(first.name)", done: first.done ?? 0, total: first.total ?? 0, stepIndex: 1, stepCount: status.pending.count)))
+                readiness.update(
+                    .migrating(
+                        .init(
+                            step: "\(first.version) \(first.name)", done: first.done ?? 0, total: first.total ?? 0, stepIndex: 1,
+                            stepCount: status.pending.count)))
                 try await cancelWhenGracefulShutdown {
                     try await runner.migrate(batchSize: batchSize) { readiness.update(.migrating($0)) }
                 }

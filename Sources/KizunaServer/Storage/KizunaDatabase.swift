@@ -187,7 +187,9 @@ struct SQLiteStoreSource: ConnectionPoolSource, Sendable {
             eventLoop.makeFutureWithTask {
                 do {
                     // WAL lets readers run beside the one writer; it is persistent, so this only writes on first open.
-                    for pragma in ["PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"] {
+                    for pragma in [
+                        "PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL",
+                    ] {
                         _ = try await connection.query(pragma)
                     }
                     return connection

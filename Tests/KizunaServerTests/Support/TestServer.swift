@@ -1,0 +1,73 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import KizunaCore
+import Logging
+import NIOCore
+import Testing
+
+@testable import KizunaServer
+
+/// A running server on a loopback port over a fresh store, with the admin token it announced on first start.
+struct TestServer: Sendable {
+    let database: KizunaDatabase
+    let readiness: Readiness
+    let client: any TestClientProtocol
+    let adminToken: String
+
+    /// Sends a request, with the admin token unless `authorized` is false.
+    @discardableResult
+    func send(
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        json: String? = nil,
+        headers: HTTPFields = [:],
+        authorized: Bool = true
+    ) async throws -> TestResponse {
+        var headers = headers
+        if authorized, headers[.authorization] == nil { headers[.authorization] = "Bearer \(adminToken)" }
+        if json != nil { headers[.contentType] = "application/json" }
+        return try await client.execute(uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) }) { $0 }
+    }
+}
+
+extension TestResponse {
+    /// The body decoded as `T`.
+    func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(T.self, from: Data(body.readableBytesView))
+    }
+
+    /// The body as an error envelope.
+    var error: KizunaError? { try? decode(ErrorEnvelope.self).kizunaError }
+
+    var text: String { String(buffer: body) }
+}
+
+/// Starts `kizuna serve`'s application in-process on port 0 over a fresh store and waits until it is ready.
+func withTestServer(
+    _ backend: TestBackend = .sqlite,
+    configure: @Sendable (inout KizunaConfiguration) -> Void = { _ in },
+    waitUntilReady: Bool = true,
+    _ body: @Sendable (TestServer) async throws -> Void
+) async throws {
+    try await withTestStore(backend) { store in
+        let (tokens, continuation) = AsyncStream.makeStream(of: AdminCredential.self)
+        var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { continuation.yield($0) }
+        configure(&configuration)
+        let parts = try await ServerParts(configuration: configuration)
+        let (database, readiness) = (parts.database, parts.readiness)
+        try await parts.application().test(.live) { client in
+            var token = ""
+            if waitUntilReady {
+                let state = await readiness.settled()
+                #expect(state == .ready)
+                var iterator = tokens.makeAsyncIterator()
+                token = try #require(await iterator.next()).token
+            }
+            try await body(TestServer(database: database, readiness: readiness, client: client, adminToken: token))
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Logging
+import SQLKit
+import Testing
+
+@testable import KizunaServer
+
+/// The engines every repository and migration test runs against.
+enum TestBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+
+    var testDescription: String { rawValue }
+
+    /// `KIZUNA_TEST_DATABASE_URL`; CI sets it, and `.ci/run` shows how.
+    static var postgresURL: String? {
+        ProcessInfo.processInfo.environment["KIZUNA_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+}
+
+/// A fresh, empty store for one test: a new SQLite file, or a new PostgreSQL schema dropped afterwards.
+struct TestStore: Sendable {
+    let location: DatabaseLocation
+    let directory: URL
+    private let dropSchema: String?
+
+    /// Makes a fresh store, or cancels the test (reported as skipped, with the reason) when PostgreSQL is not configured.
+    static func make(_ backend: TestBackend) async throws -> TestStore {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        switch backend {
+        case .sqlite:
+            return TestStore(location: .sqlite(dataDirectory: directory.path), directory: directory, dropSchema: nil)
+        case .postgres:
+            guard let url = TestBackend.postgresURL else {
+                try Test.cancel("KIZUNA_TEST_DATABASE_URL is not set; run .ci/run or export it to test PostgreSQL")
+            }
+            let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            let admin = try KizunaDatabase(location: .postgres(url: url))
+            try await admin.raw("CREATE SCHEMA \(ident: schema)").run()
+            await admin.shutdown()
+            return TestStore(location: .postgres(url: url, schema: schema), directory: directory, dropSchema: schema)
+        }
+    }
+
+    /// Opens the store.
+    func open() throws -> KizunaDatabase {
+        try KizunaDatabase(location: location, maxConnections: 2)
+    }
+
+    /// Opens the store, migrated to the latest schema.
+    func openMigrated() async throws -> KizunaDatabase {
+        let database = try open()
+        try await MigrationRunner(database: database).migrate()
+        return database
+    }
+
+    /// Removes the store.
+    func remove() async {
+        if let dropSchema, case .postgres(let url, _) = location, let admin = try? KizunaDatabase(location: .postgres(url: url)) {
+            try? await admin.raw("DROP SCHEMA \(ident: dropSchema) CASCADE").run()
+            await admin.shutdown()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// Runs `body` with a fresh migrated store of `backend`, closing and removing it afterwards.
+func withMigratedStore(_ backend: TestBackend, _ body: (KizunaDatabase, TestStore) async throws -> Void) async throws {
+    let store = try await TestStore.make(backend)
+    let database = try await store.openMigrated()
+    do {
+        try await body(database, store)
+    } catch {
+        await database.shutdown()
+        await store.remove()
+        throw error
+    }
+    await database.shutdown()
+    await store.remove()
+}
+
+/// Runs `body` with a fresh, unmigrated store of `backend`, removing it afterwards.
+func withTestStore(_ backend: TestBackend, _ body: (TestStore) async throws -> Void) async throws {
+    let store = try await TestStore.make(backend)
+    do {
+        try await body(store)
+    } catch {
+        await store.remove()
+        throw error
+    }
+    await store.remove()
+}

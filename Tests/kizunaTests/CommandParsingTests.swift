@@ -1,0 +1,55 @@
+import ArgumentParser
+import KizunaServer
+import Logging
+import Testing
+
+@testable import kizuna
+
+@Suite("CLI parsing")
+struct CommandParsingTests {
+    @Test func serveDefaults() throws {
+        let command = try #require(try Kizuna.parseAsRoot(["serve"]) as? ServeCommand)
+        let configuration = try command.configuration(Environment(values: [:]))
+        #expect(configuration.host == "127.0.0.1" && configuration.port == 8080 && configuration.maxBodySize == 1 << 20)
+        #expect(configuration.database == .sqlite(dataDirectory: "./kizuna-data"))
+        #expect(configuration.logLevel == .info)
+    }
+
+    @Test func flagsBeatEnvironmentWhichBeatsDefaults() throws {
+        let environment = Environment(values: [
+            "KIZUNA_HOST": "0.0.0.0", "KIZUNA_PORT": "9000", "KIZUNA_DATA_DIR": "/env/data", "KIZUNA_LOG_LEVEL": "debug",
+            "KIZUNA_DATABASE_URL": "postgres://env@db/kizuna",
+        ])
+        let fromEnvironment = try (try Kizuna.parseAsRoot(["serve"]) as! ServeCommand).configuration(environment)
+        #expect(fromEnvironment.host == "0.0.0.0" && fromEnvironment.port == 9000 && fromEnvironment.logLevel == .debug)
+        #expect(fromEnvironment.database == .postgres(url: "postgres://env@db/kizuna"))
+
+        let flags = try Kizuna.parseAsRoot(["serve", "--port", "7000", "--database-url", "postgresql://flag@db/k", "--log-level", "error"])
+        let fromFlags = try (flags as! ServeCommand).configuration(environment)
+        #expect(fromFlags.port == 7000 && fromFlags.host == "0.0.0.0" && fromFlags.logLevel == .error)
+        #expect(fromFlags.database == .postgres(url: "postgresql://flag@db/k"))
+
+        let dataDir = try (try Kizuna.parseAsRoot(["serve", "--data-dir", "/flag"]) as! ServeCommand).configuration(Environment(values: [:]))
+        #expect(dataDir.database == .sqlite(dataDirectory: "/flag"))
+    }
+
+    @Test func badSettingsNameWhatIsWrong() throws {
+        let serve = try Kizuna.parseAsRoot(["serve", "--database-url", "mysql://x"]) as! ServeCommand
+        #expect { try serve.configuration(Environment(values: [:])) } throws: { "\($0)".contains("postgres://") }
+        let port = try Kizuna.parseAsRoot(["serve"]) as! ServeCommand
+        #expect { try port.configuration(Environment(values: ["KIZUNA_PORT": "eighty"])) } throws: { "\($0)".contains("KIZUNA_PORT") }
+        #expect(throws: (any Error).self) { try Kizuna.parseAsRoot(["migrate", "--batch-size", "0"]) }
+        #expect(throws: (any Error).self) { try Kizuna.parseAsRoot(["app", "add", "--id", "x"]) }
+        #expect(throws: (any Error).self) {
+            try Kizuna.parseAsRoot(["app", "add", "--id", "x", "--name", "X", "--platform", "symbian", "--bundle-id", "a.b"])
+        }
+    }
+
+    @Test func serverCommandsNeedAToken() throws {
+        let list = try Kizuna.parseAsRoot(["app", "list", "--server", "http://127.0.0.1:1"]) as! AppCommand.List
+        #expect { try list.server.client(Environment(values: [:])) } throws: { "\($0)".contains("KIZUNA_TOKEN") }
+        _ = try list.server.client(Environment(values: ["KIZUNA_TOKEN": "kza_x"]))
+        let badServer = try Kizuna.parseAsRoot(["app", "list", "--server", "ftp://x"]) as! AppCommand.List
+        #expect { try badServer.server.client(Environment(values: ["KIZUNA_TOKEN": "t"])) } throws: { "\($0)".contains("--server") }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import KizunaServer
+import SQLKit
+import Synchronization
+import Testing
+
+/// Kills a real `kizuna migrate` process mid-way through a data step over a large table, reruns it, and checks
+/// every row: the checkpointed batches must leave nothing lost or done twice.
+@Suite("kizuna migrate survives kill -9")
+struct MigrationKillTests {
+    static let rows = 200_000
+
+    @Test func killMidwayThenRerunFinishesWithEveryRowIntact() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-kill-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        // A store at schema 1 holding a large apps table, so step 2 (the batched apps-bundle-key) has work to do.
+        #expect(try await Self.kizuna(["migrate", "--to", "1", "--data-dir", directory.path]).status == 0)
+        let database = try KizunaDatabase(location: .sqlite(dataDirectory: directory.path))
+        try await database.transaction { db in
+            for start in stride(from: 0, to: Self.rows, by: 500) {
+                let values = (start..<min(start + 500, Self.rows)).map {
+                    String(format: "('app-%06d', 'App %d', 'ios', 'com.Example.App%d', 'ABCDE12345', NULL, 0, 0)", $0, $0, $0)
+                }.joined(separator: ",")
+                try await db.raw("INSERT INTO apps VALUES \(unsafeRaw: values)").run()
+            }
+        }
+
+        // Kill the child as soon as it reports its third committed batch.
+        let killed = try await Self.kizuna(["migrate", "--data-dir", directory.path, "--batch-size", "500"], killAfterLines: 3)
+        #expect(killed.signaled)
+        let midway = try #require(try await MigrationRunner(database: database).status().pending.first)
+        #expect(midway.name == "apps-bundle-key")
+        let done = try #require(midway.done)
+        #expect(done >= 1_500 && done < Self.rows, "killed mid-way, with at least the reported batches committed")
+
+        let rerun = try await Self.kizuna(["migrate", "--data-dir", directory.path, "--batch-size", "5000"])
+        #expect(rerun.status == 0)
+        #expect(try await MigrationRunner(database: database).status().needsMigration == false)
+
+        let count = try await database.raw("SELECT COUNT(*) AS n FROM apps").first()?.decode(column: "n", as: Int.self)
+        #expect(count == Self.rows)
+        let wrong = try await database.raw("SELECT COUNT(*) AS n FROM apps WHERE bundle_key IS NULL OR bundle_key <> LOWER(bundle_id)")
+            .first()?.decode(column: "n", as: Int.self)
+        #expect(wrong == 0)
+        let distinct = try await database.raw("SELECT COUNT(DISTINCT id) AS n FROM apps").first()?.decode(column: "n", as: Int.self)
+        #expect(distinct == Self.rows)
+        let leftovers = try await database.raw("SELECT COUNT(*) AS n FROM kizuna_migration_progress").first()?.decode(column: "n", as: Int.self)
+        #expect(leftovers == 0)
+        await database.shutdown()
+    }
+
+    struct Outcome {
+        var status: Int32
+        var signaled: Bool
+        var lines: [String]
+    }
+
+    /// Runs the `kizuna` binary built beside this test bundle; with `killAfterLines`, sends SIGKILL after that many
+    /// progress lines.
+    static func kizuna(_ arguments: [String], killAfterLines: Int? = nil) async throws -> Outcome {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
+        let pending = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                continuation.finish()
+                return
+            }
+            let complete: [String] = pending.withLock { buffer in
+                buffer += String(decoding: data, as: UTF8.self)
+                var parts = buffer.components(separatedBy: "\n")
+                buffer = parts.removeLast()
+                return parts
+            }
+            for line in complete { continuation.yield(line) }
+        }
+        let (exited, exitSignal) = AsyncStream.makeStream(of: Void.self)
+        process.terminationHandler = { _ in
+            exitSignal.yield(); exitSignal.finish()
+        }
+        try process.run()
+        var seen: [String] = []
+        for await line in lines {
+            seen.append(line)
+            if let killAfterLines, seen.filter({ $0.hasPrefix("migrate:") }).count == killAfterLines {
+                kill(process.processIdentifier, SIGKILL)
+                break
+            }
+        }
+        for await _ in exited {}
+        return Outcome(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal, lines: seen)
+    }
+
+    static func binary() throws -> URL {
+        let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("kizuna")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw CocoaError(
+                .fileNoSuchFile,
+                userInfo: [NSFilePathErrorKey: url.path, NSLocalizedDescriptionKey: "build the kizuna executable first (swift build)"])
+        }
+        return url
+    }
+}
