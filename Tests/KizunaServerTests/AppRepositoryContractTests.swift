@@ -11,7 +11,7 @@ struct AppRepositoryContractTests {
         id: "my-app", name: "My App", platform: .ios, bundleId: "com.example.app", teamId: "ABCDE12345",
         storeURL: "https://apps.apple.com/app/id1")
 
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func createFindListUpdateDelete(_ backend: TestBackend) async throws {
         try await withMigratedStore(backend) { database, _ in
             let apps = AppSQLRepository(database: database)
@@ -36,7 +36,7 @@ struct AppRepositoryContractTests {
         }
     }
 
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func conflictsOnIdAndOnBundleIdIgnoringCase(_ backend: TestBackend) async throws {
         try await withMigratedStore(backend) { database, _ in
             let apps = AppSQLRepository(database: database)
@@ -58,7 +58,7 @@ struct AppRepositoryContractTests {
         }
     }
 
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func updateOfMissingAppIsNotFound(_ backend: TestBackend) async throws {
         try await withMigratedStore(backend) { database, _ in
             let error = await #expect(throws: KizunaError.self) { try await AppSQLRepository(database: database).update(Self.sample) }
@@ -69,7 +69,7 @@ struct AppRepositoryContractTests {
 
 @Suite("AdminTokenRepository contract")
 struct AdminTokenRepositoryContractTests {
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func createAuthenticateRevoke(_ backend: TestBackend) async throws {
         try await withMigratedStore(backend) { database, _ in
             let tokens = AdminTokenSQLRepository(database: database)
@@ -96,7 +96,7 @@ struct AdminTokenRepositoryContractTests {
         }
     }
 
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func onlyTheHashIsStored(_ backend: TestBackend) async throws {
         try await withMigratedStore(backend) { database, _ in
             let (_, credential) = try await AdminTokenSQLRepository(database: database).create(name: "ci")

@@ -12,7 +12,7 @@ import Testing
 struct HTTPTests {
     static let app = #"{"id":"my-app","name":"My App","platform":"ios","bundleId":"com.example.app","teamId":"ABCDE12345"}"#
 
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func appsLifecycleThroughTheAdminAPI(_ backend: TestBackend) async throws {
         try await withTestServer(backend) { server in
             let created = try await server.send(.post, "/v1/admin/apps", json: Self.app)
@@ -121,7 +121,7 @@ struct HTTPTests {
         }
     }
 
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func pendingMigrationsServeHealthAndAnswer503UntilDone(_ backend: TestBackend) async throws {
         // A data step whose second batch waits for the test, so the server is caught mid-migration without timing.
         let (gate, opener) = AsyncStream.makeStream(of: Void.self)

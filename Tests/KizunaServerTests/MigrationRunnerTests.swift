@@ -8,7 +8,7 @@ import Testing
 
 @Suite("Migrations")
 struct MigrationRunnerTests {
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func freshStoreMigratesOnceAndReportsStatus(_ backend: TestBackend) async throws {
         try await withTestStore(backend) { store in
             let database = try store.open()
@@ -28,7 +28,7 @@ struct MigrationRunnerTests {
         }
     }
 
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func storeFromNewerKizunaIsRefusedAndLeftUntouched(_ backend: TestBackend) async throws {
         try await withTestStore(backend) { store in
             let database = try await store.openMigrated()
@@ -53,7 +53,7 @@ struct MigrationRunnerTests {
         }
     }
 
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func interruptedDataStepResumesWithEveryRowDoneOnce(_ backend: TestBackend) async throws {
         try await withTestStore(backend) { store in
             let database = try store.open()
@@ -81,7 +81,7 @@ struct MigrationRunnerTests {
         }
     }
 
-    @Test(arguments: TestBackend.allCases)
+    @Test(arguments: TestBackend.available)
     func concurrentRunnersApplyEachStepOnce(_ backend: TestBackend) async throws {
         try await withTestStore(backend) { store in
             let first = try store.open()
