@@ -27,7 +27,9 @@ struct MigrationKillTests {
         }
 
         // Kill the child as soon as it reports its third committed batch.
-        let killed = try await Self.kizuna(["migrate", "--data-dir", directory.path, "--batch-size", "500"], killAfterLines: 3)
+        let killed = try await Self.kizuna(["migrate", "--data-dir", directory.path, "--batch-size", "500"], signal: SIGKILL) {
+            $0.filter { $0.hasPrefix("migrate:") }.count == 3
+        }
         #expect(killed.signaled)
         let midway = try #require(try await MigrationRunner(database: database).status().pending.first)
         #expect(midway.name == "apps-bundle-key")
@@ -50,15 +52,28 @@ struct MigrationKillTests {
         await database.shutdown()
     }
 
+    @Test func serveStopsCleanlyOnSIGTERM() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-term-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The admin-token banner is printed once the store is migrated and the server is ready.
+        let stopped = try await Self.kizuna(["serve", "--port", "0", "--data-dir", directory.path], signal: SIGTERM) {
+            $0.contains { $0.contains("kza_") }
+        }
+        #expect(stopped.status == 0 && !stopped.signaled)
+        // SQLite removes the write-ahead log when the last connection closes cleanly.
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("kizuna.sqlite").path))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("kizuna.sqlite-wal").path))
+    }
+
     struct Outcome {
         var status: Int32
         var signaled: Bool
         var lines: [String]
     }
 
-    /// Runs the `kizuna` binary built beside this test bundle; with `killAfterLines`, sends SIGKILL after that many
-    /// progress lines.
-    static func kizuna(_ arguments: [String], killAfterLines: Int? = nil) async throws -> Outcome {
+    /// Runs the `kizuna` binary built beside this test bundle; sends `signal` once the lines it printed so far satisfy
+    /// `when`.
+    static func kizuna(_ arguments: [String], signal: Int32 = SIGKILL, when: (([String]) -> Bool)? = nil) async throws -> Outcome {
         let process = Process()
         process.executableURL = try binary()
         process.arguments = arguments
@@ -90,8 +105,8 @@ struct MigrationKillTests {
         var seen: [String] = []
         for await line in lines {
             seen.append(line)
-            if let killAfterLines, seen.filter({ $0.hasPrefix("migrate:") }).count == killAfterLines {
-                kill(process.processIdentifier, SIGKILL)
+            if let when, when(seen) {
+                kill(process.processIdentifier, signal)
                 break
             }
         }
