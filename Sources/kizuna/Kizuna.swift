@@ -8,8 +8,8 @@ struct Kizuna: AsyncParsableCommand {
         commandName: "kizuna",
         abstract: "The self-hosted backend for iOS apps.",
         discussion: """
-            Settings come from flags first, then KIZUNA_* environment variables, then defaults.
-            Commands that work on the store directly take --data-dir/--database-url; commands that talk to a
+            Settings come from flags first, then KIZUNA_* environment variables, then defaults. \
+            Commands that work on the store directly take --data-dir/--database-url; commands that talk to a \
             running server take --server/--token.
             """,
         version: KizunaVersion.current,

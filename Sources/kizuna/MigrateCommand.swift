@@ -8,8 +8,8 @@ struct MigrateCommand: AsyncParsableCommand {
         commandName: "migrate",
         abstract: "Bring the store's schema up to date, or show what remains.",
         discussion: """
-            Each step is transactional; data steps commit in batches with a checkpoint, so a run that is killed can
-            simply be started again and finishes with nothing lost or done twice. A store written by a newer Kizuna
+            Each step is transactional; data steps commit in batches with a checkpoint, so a run that is killed can \
+            simply be started again and finishes with nothing lost or done twice. A store written by a newer Kizuna \
             is refused and left untouched.
             """
     )

@@ -8,9 +8,9 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Run the Kizuna server.",
         discussion: """
-            With no options it serves http://127.0.0.1:8080 from an SQLite store in ./kizuna-data, created on first
-            start. On the first start of an empty store it prints a one-time admin token. Pending migrations run in
-            the background: /health/live answers at once, /health/ready and the API answer 503 until they finish.
+            With no options it serves http://127.0.0.1:8080 from an SQLite store in ./kizuna-data, created on first \
+            start. On the first start of an empty store it prints a one-time admin token. Pending migrations run in \
+            the background: /health/live answers at once, /health/ready and the API answer 503 until they finish. \
             SIGINT or SIGTERM drain in-flight requests and close the store.
             """
     )
