@@ -96,11 +96,13 @@ struct HTTPTests {
         }
     }
 
-    @Test func unhandledErrorsLeakNoInternals() {
-        let response = ErrorMiddleware.response(for: KizunaError(.internalError, "Something went wrong on the server; the request id is x."))
-        #expect(response.status == .internalServerError)
+    @Test func errorCodesMapToStatusesInOnePlace() {
+        #expect(ErrorMiddleware.status(for: .validationFailed) == .badRequest)
+        #expect(ErrorMiddleware.status(for: .payloadTooLarge) == .contentTooLarge)
         #expect(ErrorMiddleware.status(for: .storeTooNew) == .serviceUnavailable)
         #expect(ErrorMiddleware.status(for: "some_future_code") == .internalServerError)
+        let response = ErrorMiddleware.response(for: KizunaError(.conflict, "taken"))
+        #expect(response.status == .conflict && response.headers[.contentType] == "application/json; charset=utf-8")
     }
 
     @Test func healthMetricsAndOpenAPIAreServed() async throws {
