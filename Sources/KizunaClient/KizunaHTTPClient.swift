@@ -91,15 +91,6 @@ public struct KizunaHTTPClient: Sendable {
         return data
     }
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
-
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
+    static let encoder = WireFormat.encoder()
+    static let decoder = WireFormat.decoder()
 }

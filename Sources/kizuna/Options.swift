@@ -62,9 +62,8 @@ struct OutputOptions: ParsableArguments {
     var json = false
 
     func printJSON(_ value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
+        let encoder = WireFormat.encoder()
+        encoder.outputFormatting.formUnion([.prettyPrinted, .sortedKeys])
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 }

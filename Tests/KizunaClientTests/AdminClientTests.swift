@@ -20,7 +20,7 @@ struct AdminClientTests {
             configuration: KizunaConfiguration(port: 0, database: .sqlite(dataDirectory: directory.path), logLevel: .warning) { announce.yield($0) }
         )
         let group = ServiceGroup(services: [parts.application { listening.yield($0) }], logger: parts.logger)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
+        let port = try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             var portIterator = ports.makeAsyncIterator()
             let port = try #require(await portIterator.next())
@@ -50,9 +50,9 @@ struct AdminClientTests {
 
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
+            return port
         }
-        // After the server drained, nothing listens on the port: the client reports a transport error.
-        let port = 1
+        // After the server drained, nothing listens on its port any more: the client reports a transport error.
         let unreachable = await #expect(throws: KizunaError.self) {
             _ = try await AdminClient(server: URL(string: "http://127.0.0.1:\(port)")!, token: "t").apps()
         }

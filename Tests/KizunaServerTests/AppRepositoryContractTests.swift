@@ -23,10 +23,7 @@ struct AppRepositoryContractTests {
             _ = try await apps.create(NewApp(id: "android-app", name: "Droid", platform: .android, bundleId: "com.example.app"))
             #expect(try await apps.list().map(\.id) == ["android-app", "my-app"])
 
-            var changed = Self.sample
-            changed.name = "Renamed"
-            changed.storeURL = nil
-            let updated = try await apps.update(changed)
+            let updated = try await apps.update(id: "my-app", applying: AppPatch(name: "Renamed", storeURL: .clear))
             #expect(updated.name == "Renamed" && updated.storeURL == nil && updated.createdAt == created.createdAt)
             #expect(try await apps.find(id: "my-app")?.name == "Renamed")
 
@@ -61,8 +58,43 @@ struct AppRepositoryContractTests {
     @Test(arguments: TestBackend.available)
     func updateOfMissingAppIsNotFound(_ backend: TestBackend) async throws {
         try await withMigratedStore(backend) { database, _ in
-            let error = await #expect(throws: KizunaError.self) { try await AppSQLRepository(database: database).update(Self.sample) }
+            let error = await #expect(throws: KizunaError.self) {
+                try await AppSQLRepository(database: database).update(id: "my-app", applying: AppPatch(name: "New"))
+            }
             #expect(error?.code == .notFound)
+        }
+    }
+
+    @Test(arguments: TestBackend.available)
+    func invalidAppsAreRefusedAndNothingIsStored(_ backend: TestBackend) async throws {
+        try await withMigratedStore(backend) { database, _ in
+            let apps = AppSQLRepository(database: database)
+            var bad = Self.sample
+            bad.teamId = "lowercase1"
+            let refused = await #expect(throws: KizunaError.self) { try await apps.create(bad) }
+            #expect(refused?.code == .validationFailed && refused?.field == "teamId")
+            #expect(try await apps.list().isEmpty)
+
+            _ = try await apps.create(Self.sample)
+            let badPatch = await #expect(throws: KizunaError.self) { try await apps.update(id: "my-app", applying: AppPatch(bundleId: "nodots")) }
+            #expect(badPatch?.code == .validationFailed)
+            #expect(try await apps.find(id: "my-app")?.bundleId == Self.sample.bundleId)
+        }
+    }
+
+    /// Each patch reads, merges and writes in one transaction, so patches of different fields never undo each other.
+    @Test(arguments: TestBackend.available)
+    func concurrentPatchesOfDifferentFieldsAllTakeEffect(_ backend: TestBackend) async throws {
+        try await withMigratedStore(backend) { database, _ in
+            let apps = AppSQLRepository(database: database)
+            _ = try await apps.create(Self.sample)
+            for round in 0..<10 {
+                async let name = apps.update(id: "my-app", applying: AppPatch(name: "Name \(round)"))
+                async let url = apps.update(id: "my-app", applying: AppPatch(storeURL: .set("https://apps.apple.com/app/id\(round)")))
+                _ = try await (name, url)
+                let stored = try #require(try await apps.find(id: "my-app"))
+                #expect(stored.name == "Name \(round)" && stored.storeURL == "https://apps.apple.com/app/id\(round)")
+            }
         }
     }
 }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KizunaCore
+import SQLKit
 import Synchronization
 import Testing
 
@@ -103,6 +104,21 @@ struct HTTPTests {
         #expect(ErrorMiddleware.status(for: "some_future_code") == .internalServerError)
         let response = ErrorMiddleware.response(for: KizunaError(.conflict, "taken"))
         #expect(response.status == .conflict && response.headers[.contentType] == "application/json; charset=utf-8")
+    }
+
+    /// A stored row that no longer decodes is the server's fault: 500, with neither the column nor the value in the body.
+    @Test func internalFailuresAnswer500WithoutInternals() async throws {
+        try await withTestServer { server in
+            try await server.database.raw(
+                "INSERT INTO apps VALUES ('broken', 'Broken', 'symbian', 'com.example.b', NULL, NULL, 0, 0, 'com.example.b')"
+            ).run()
+            let response = try await server.send(.get, "/v1/admin/apps")
+            #expect(response.status == .internalServerError && response.error?.code == .internalError)
+            #expect(response.error?.field == nil)
+            #expect(!response.text.contains("symbian") && !response.text.contains("platform"))
+            let requestID = try #require(response.headers[RequestLogMiddleware.requestIDField])
+            #expect(response.error?.message.contains(requestID) == true)
+        }
     }
 
     @Test func healthMetricsAndOpenAPIAreServed() async throws {

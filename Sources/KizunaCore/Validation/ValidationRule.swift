@@ -96,7 +96,7 @@ public struct Length: ValidationRule {
     }
 }
 
-/// The value must consist only of allowed ASCII characters and match a shape described in `message`.
+/// The value must satisfy a predicate; `message` says in words what shape it must have.
 public struct Format: ValidationRule {
     public let code: String
     public let message: String

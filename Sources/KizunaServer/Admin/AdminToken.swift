@@ -29,9 +29,7 @@ public struct AdminCredential: Sendable, Equatable {
     /// A new random credential.
     static func generate() -> AdminCredential {
         // The id is hex so it can never contain the `_` that separates it from the secret.
-        AdminCredential(
-            id: SymmetricKey(size: .init(bitCount: 48)).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() },
-            secret: randomToken(bytes: 32))
+        AdminCredential(id: hex(randomBytes(6)), secret: base64URL(randomBytes(32)))
     }
 
     /// Parses `kza_<id>_<secret>`; `nil` when it does not have that shape.
@@ -57,7 +55,7 @@ public struct AdminCredential: Sendable, Equatable {
     var secretHash: String { Self.hash(secret) }
 
     static func hash(_ secret: String) -> String {
-        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        hex(Data(SHA256.hash(data: Data(secret.utf8))))
     }
 
     /// Whether this credential's secret hashes to `storedHash`, compared in constant time.
@@ -74,10 +72,19 @@ func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
     return difference == 0
 }
 
-/// `bytes` random bytes from the system's secure generator, base64url without padding.
-func randomToken(bytes: Int) -> String {
-    let key = SymmetricKey(size: .init(bitCount: bytes * 8))
-    return key.withUnsafeBytes { Data($0) }.base64EncodedString()
+/// `count` bytes from the system's secure random generator.
+func randomBytes(_ count: Int) -> Data {
+    SymmetricKey(size: .init(bitCount: count * 8)).withUnsafeBytes { Data($0) }
+}
+
+/// Lowercase hex.
+func hex(_ data: Data) -> String {
+    data.map { String(format: "%02x", $0) }.joined()
+}
+
+/// Base64url without padding (RFC 4648 §5), safe in URLs and headers.
+func base64URL(_ data: Data) -> String {
+    data.base64EncodedString()
         .replacingOccurrences(of: "+", with: "-")
         .replacingOccurrences(of: "/", with: "_")
         .replacingOccurrences(of: "=", with: "")

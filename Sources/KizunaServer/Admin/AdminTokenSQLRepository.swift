@@ -4,10 +4,10 @@ import SQLKit
 
 /// ``AdminTokenRepository`` over SQLite or PostgreSQL.
 public struct AdminTokenSQLRepository: AdminTokenRepository {
-    let database: any SQLDatabase
+    let database: KizunaDatabase
 
     /// Creates the repository over a store.
-    public init(database: any SQLDatabase) {
+    public init(database: KizunaDatabase) {
         self.database = database
     }
 
@@ -18,10 +18,12 @@ public struct AdminTokenSQLRepository: AdminTokenRepository {
         try report.throwIfFailed("The token name")
         let credential = AdminCredential.generate()
         let now = EpochMillis.now
-        try await database.insert(into: "admin_tokens")
-            .columns("id", "name", "secret_hash", "created_at")
-            .values(SQLBind(credential.id), SQLBind(trimmed), SQLBind(credential.secretHash), SQLBind(now))
-            .run()
+        try await database.transaction { db in
+            try await db.insert(into: "admin_tokens")
+                .columns("id", "name", "secret_hash", "created_at")
+                .values(SQLBind(credential.id), SQLBind(trimmed), SQLBind(credential.secretHash), SQLBind(now))
+                .run()
+        }
         return (AdminToken(id: credential.id, name: trimmed, createdAt: EpochMillis.date(now)), credential)
     }
 
@@ -32,14 +34,16 @@ public struct AdminTokenSQLRepository: AdminTokenRepository {
     }
 
     public func revoke(id: String) async throws -> AdminToken {
-        try await database.update("admin_tokens").set("revoked_at", to: SQLBind(EpochMillis.now))
-            .where("id", .equal, SQLBind(id)).where("revoked_at", .is, SQLLiteral.null)
-            .run()
-        guard
-            let row = try await database.select().columns("id", "name", "created_at", "last_used_at", "revoked_at")
-                .from("admin_tokens").where("id", .equal, SQLBind(id)).first()
-        else { throw KizunaError(.notFound, "There is no admin token with id '\(id)'.", field: "id") }
-        return try Self.token(row)
+        try await database.transaction { db in
+            try await db.update("admin_tokens").set("revoked_at", to: SQLBind(EpochMillis.now))
+                .where("id", .equal, SQLBind(id)).where("revoked_at", .is, SQLLiteral.null)
+                .run()
+            guard
+                let row = try await db.select().columns("id", "name", "created_at", "last_used_at", "revoked_at")
+                    .from("admin_tokens").where("id", .equal, SQLBind(id)).first()
+            else { throw KizunaError(.notFound, "There is no admin token with id '\(id)'.", field: "id") }
+            return try Self.token(row)
+        }
     }
 
     public func authenticate(_ credential: AdminCredential) async throws -> AdminToken? {
@@ -57,7 +61,9 @@ public struct AdminTokenSQLRepository: AdminTokenRepository {
         // Recording every use would turn each admin read into a write; minute resolution is enough to audit.
         let now = EpochMillis.now
         if token.lastUsedAt.map({ EpochMillis.from($0) < now - 60_000 }) ?? true {
-            try await database.update("admin_tokens").set("last_used_at", to: SQLBind(now)).where("id", .equal, SQLBind(token.id)).run()
+            try await database.transaction { [id = token.id] db in
+                try await db.update("admin_tokens").set("last_used_at", to: SQLBind(now)).where("id", .equal, SQLBind(id)).run()
+            }
             token.lastUsedAt = EpochMillis.date(now)
         }
         return token

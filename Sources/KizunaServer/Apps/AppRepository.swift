@@ -1,15 +1,19 @@
 import KizunaCore
 
-/// Stores the apps registry. Inputs are validated by the caller (see ``AppValidation``).
+/// Stores the apps registry. Every write is checked with ``AppValidation`` before it is stored.
 public protocol AppRepository: Sendable {
-    /// Registers an app. - Throws: `conflict` when the id, or the bundle id on that platform, is taken.
+    /// Registers an app.
+    /// - Throws: `validation_failed` listing every problem; `conflict` when the id, or the bundle id on that platform,
+    ///   is taken.
     func create(_ app: NewApp) async throws -> AppRecord
     /// Every app, ordered by id.
     func list() async throws -> [AppRecord]
     /// One app, or `nil`.
     func find(id: String) async throws -> AppRecord?
-    /// Replaces an app's fields. - Throws: `not_found`, or `conflict` for a taken bundle id.
-    func update(_ app: NewApp) async throws -> AppRecord
+    /// Applies a patch to an app, reading, validating and writing in one transaction so concurrent patches of
+    /// different fields all take effect.
+    /// - Throws: `not_found`, `validation_failed`, or `conflict` for a taken bundle id.
+    func update(id: String, applying patch: AppPatch) async throws -> AppRecord
     /// Removes an app. - Throws: `not_found`.
     func delete(id: String) async throws
 }

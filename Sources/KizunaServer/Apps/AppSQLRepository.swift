@@ -12,6 +12,7 @@ public struct AppSQLRepository: AppRepository {
     }
 
     public func create(_ app: NewApp) async throws -> AppRecord {
+        try AppValidation.validate(app)
         let now = EpochMillis.now
         try await database.transaction { db in
             if try await Self.find(id: app.id, db) != nil {
@@ -37,9 +38,12 @@ public struct AppSQLRepository: AppRepository {
         try await Self.find(id: id, database)
     }
 
-    public func update(_ app: NewApp) async throws -> AppRecord {
+    public func update(id: String, applying patch: AppPatch) async throws -> AppRecord {
         try await database.transaction { db in
-            guard let existing = try await Self.find(id: app.id, db) else { throw Self.notFound(app.id) }
+            // FOR UPDATE: on PostgreSQL a concurrent patch waits here instead of merging into the same old row.
+            guard let existing = try await Self.find(id: id, db, forUpdate: true) else { throw Self.notFound(id) }
+            let app = NewApp(existing).applying(patch)
+            try AppValidation.validate(app)
             try await Self.checkBundleFree(app, db)
             let now = EpochMillis.now
             try await db.update("apps")
@@ -60,8 +64,10 @@ public struct AppSQLRepository: AppRepository {
         }
     }
 
-    private static func find(id: String, _ db: any SQLDatabase) async throws -> AppRecord? {
-        try await db.select().columns(columns).from("apps").where("id", .equal, SQLBind(id)).first().map(record)
+    private static func find(id: String, _ db: any SQLDatabase, forUpdate: Bool = false) async throws -> AppRecord? {
+        let query = db.select().columns(columns).from("apps").where("id", .equal, SQLBind(id))
+        if forUpdate { query.for(.update) }  // SQLite's dialect leaves it out: its writers are already serialized
+        return try await query.first().map(record)
     }
 
     private static func checkBundleFree(_ app: NewApp, _ db: any SQLDatabase) async throws {

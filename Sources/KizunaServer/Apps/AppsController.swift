@@ -9,9 +9,7 @@ struct AppsController {
 
     func addAdminRoutes(to routes: RouteBuilder) {
         routes.post("/apps") { request, context in
-            let app = try await request.decode(as: NewApp.self, context: context)
-            try AppValidation.validate(app)
-            let record = try await repository.create(app)
+            let record = try await repository.create(try await request.decode(as: NewApp.self, context: context))
             context.logger.notice("App registered", metadata: ["app": "\(record.id)"])
             return try .json(record, status: .created, headers: [.location: "/v1/admin/apps/\(record.id)"])
         }
@@ -23,13 +21,12 @@ struct AppsController {
         }
         routes.patch("/apps/{app}") { request, context in
             let patch = try await request.decode(as: AppPatch.self, context: context)
-            let updated = NewApp(try await find(context)).applying(patch)
-            try AppValidation.validate(updated)
-            return try .json(try await repository.update(updated))
+            return try .json(try await repository.update(id: try context.parameters.require("app"), applying: patch))
         }
         routes.delete("/apps/{app}") { _, context in
-            try await repository.delete(id: try context.parameters.require("app"))
-            context.logger.notice("App removed", metadata: ["app": "\(context.parameters.get("app") ?? "")"])
+            let id = try context.parameters.require("app")
+            try await repository.delete(id: id)
+            context.logger.notice("App removed", metadata: ["app": "\(id)"])
             return .empty()
         }
     }

@@ -23,7 +23,7 @@ public struct JSONRequestDecoder: RequestDecoder {
     public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         let buffer = try await request.body.collect(upTo: context.maxUploadSize)
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+            return try WireFormat.decoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
             throw KizunaError(decoding: error)
         }

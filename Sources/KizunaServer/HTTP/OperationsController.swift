@@ -38,28 +38,22 @@ struct OperationsController {
             }
         }
         routes.get("/metrics") { _, _ in
-            let bytes = MetricsExporter.render()
-            return Response(
-                status: .ok,
-                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .contentLength: String(bytes.count)],
-                body: .init(byteBuffer: ByteBuffer(bytes: bytes))
-            )
+            .bytes(MetricsExporter.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         routes.get("/openapi.yaml") { _, _ in
-            let bytes = try OpenAPIDocument.bytes()
-            return Response(
-                status: .ok,
-                headers: [.contentType: "application/yaml; charset=utf-8", .contentLength: String(bytes.count)],
-                body: .init(byteBuffer: ByteBuffer(bytes: bytes))
-            )
+            .bytes(try OpenAPIDocument.bytes(), contentType: "application/yaml; charset=utf-8")
         }
     }
 }
 
 /// `openapi.yaml`, bundled as a resource of this target.
 public enum OpenAPIDocument {
-    /// The document's bytes.
+    /// The document's bytes, read from the bundle once.
     public static func bytes() throws -> [UInt8] {
+        try loaded.get()
+    }
+
+    private static let loaded = Result<[UInt8], any Error> {
         guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml") else {
             throw KizunaError(.internalError, "openapi.yaml is missing from the build.")
         }

@@ -1,29 +1,26 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import KizunaCore
 import NIOCore
 
 extension Response {
-    /// A JSON response with ISO 8601 dates.
-    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) throws -> Response {
-        let data = try JSONEncoder.kizuna.encode(value)
-        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .contentLength: String(data.count)]
+    /// A JSON response in Kizuna's wire format.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        bytes(Array(try encoder.encode(value)), contentType: "application/json; charset=utf-8", status: status, headers: headers)
+    }
+
+    /// A response carrying `bytes` as they are.
+    static func bytes(_ bytes: [UInt8], contentType: String, status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {
+        var headers: HTTPFields = [.contentType: contentType, .contentLength: String(bytes.count)]
         headers.append(contentsOf: extra)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// An empty response.
     static func empty(_ status: HTTPResponse.Status = .noContent) -> Response {
         Response(status: status, headers: [.contentLength: "0"])
     }
-}
 
-extension JSONEncoder {
-    /// The encoder for every Kizuna response.
-    static var kizuna: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        return encoder
-    }
+    private static let encoder = WireFormat.encoder()
 }

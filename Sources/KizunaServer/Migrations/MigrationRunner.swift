@@ -213,11 +213,13 @@ public struct MigrationRunner: Sendable {
 
     /// A transaction that, on PostgreSQL, first takes the migration advisory lock so instances take turns.
     private func locked<R>(_ db: any SQLDatabase, _ body: (any SQLDatabase) async throws -> R) async throws -> R {
-        try await db.inTransaction(immediate: true) { db in
-            if db.dialect.name == "postgresql" {
-                try await db.raw("SELECT pg_advisory_xact_lock(\(unsafeRaw: String(Self.advisoryLockKey)))").run()
+        try await database.serializingWrites {
+            try await db.inTransaction(immediate: true) { db in
+                if db.dialect.name == "postgresql" {
+                    try await db.raw("SELECT pg_advisory_xact_lock(\(unsafeRaw: String(Self.advisoryLockKey)))").run()
+                }
+                return try await body(db)
             }
-            return try await body(db)
         }
     }
 

@@ -32,6 +32,8 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
     private let inUseGauge: Gauge
     private let waitTimer: Timer
     private let isShutDown = Atomic<Bool>(false)
+    /// Queues this process's SQLite writers; `nil` on PostgreSQL, which has row locks.
+    private let writeGate: WriteGate?
 
     private enum Pool: Sendable {
         case sqlite(EventLoopGroupConnectionPool<SQLiteStoreSource>)
@@ -62,6 +64,7 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
         switch location {
         case .sqlite(let path):
             engine = .sqlite
+            writeGate = WriteGate()
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -79,6 +82,7 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
             )
         case .postgres(let url, let schema):
             engine = .postgres
+            writeGate = nil
             var configuration: SQLPostgresConfiguration
             do {
                 configuration = try SQLPostgresConfiguration(url: url)
@@ -139,42 +143,45 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
 
     /// Runs `closure` with one connection checked out of the pool for its whole duration.
     public func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        let requested = ContinuousClock.now
-        let logger = self.logger
         switch pool {
-        case .sqlite(let pool):
-            return try await pool.withConnection(logger: logger) { connection in
-                connection.eventLoop.makeFutureWithTask {
-                    try await self.measured(since: requested) {
-                        try await closure(connection.sql(queryLogLevel: .trace))
-                    }
-                }
-            }.get()
-        case .postgres(let pool):
-            return try await pool.withConnection(logger: logger) { connection in
-                connection.eventLoop.makeFutureWithTask {
-                    try await self.measured(since: requested) {
-                        try await closure(connection.sql(queryLogLevel: .trace))
-                    }
-                }
-            }.get()
+        case .sqlite(let pool): try await checkOut(pool, as: { $0.sql(queryLogLevel: .trace) }, closure)
+        case .postgres(let pool): try await checkOut(pool, as: { $0.sql(queryLogLevel: .trace) }, closure)
         }
     }
 
-    private func measured<R>(since requested: ContinuousClock.Instant, _ body: () async throws -> R) async throws -> R {
-        let waited = ContinuousClock.now - requested
-        waitTimer.recordNanoseconds(Int64(waited.components.seconds) * 1_000_000_000 + waited.components.attoseconds / 1_000_000_000)
-        inUseGauge.record(inUse.add(1, ordering: .relaxed).newValue)
-        defer { inUseGauge.record(inUse.subtract(1, ordering: .relaxed).newValue) }
-        return try await body()
+    /// Checks a connection out of `pool` for `closure`, recording the wait and the connections in use.
+    private func checkOut<Source: ConnectionPoolSource, R>(
+        _ pool: EventLoopGroupConnectionPool<Source>,
+        as sql: @escaping @Sendable (Source.Connection) -> any SQLDatabase,
+        _ closure: @escaping @Sendable (any SQLDatabase) async throws -> R
+    ) async throws -> R {
+        let requested = ContinuousClock.now
+        return try await pool.withConnection(logger: logger) { connection in
+            connection.eventLoop.makeFutureWithTask {
+                self.waitTimer.recordNanoseconds(Int64((ContinuousClock.now - requested) / .nanoseconds(1)))
+                self.inUseGauge.record(self.inUse.add(1, ordering: .relaxed).newValue)
+                defer { self.inUseGauge.record(self.inUse.subtract(1, ordering: .relaxed).newValue) }
+                return try await closure(sql(connection))
+            }
+        }.get()
     }
 
     /// Runs `body` in a transaction on one pinned connection: committed when it returns, rolled back when it throws.
     ///
-    /// On SQLite the transaction takes the write lock at once (`BEGIN IMMEDIATE`), so two writers queue on the
-    /// busy timeout instead of failing to upgrade a read lock.
+    /// Every write goes through here. On SQLite, writers of this process take turns (see ``WriteGate``) and the
+    /// transaction takes the write lock at once (`BEGIN IMMEDIATE`), so only another process's writer can make it
+    /// wait on the busy timeout. On PostgreSQL, read rows with `FOR UPDATE` when the write depends on them.
     public func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        try await withSession { try await $0.inTransaction(immediate: true, body) }
+        try await serializingWrites {
+            try await withSession { try await $0.inTransaction(immediate: true, body) }
+        }
+    }
+
+    /// Runs `body` after this process's earlier SQLite writers have finished; at once on PostgreSQL.
+    /// For code that writes on a connection it already holds, such as ``MigrationRunner``.
+    func serializingWrites<R>(_ body: () async throws -> R) async throws -> R {
+        guard let writeGate else { return try await body() }
+        return try await writeGate.run(body)
     }
 }
 

@@ -35,9 +35,7 @@ struct TestServer: Sendable {
 extension TestResponse {
     /// The body decoded as `T`.
     func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(T.self, from: Data(body.readableBytesView))
+        try WireFormat.decoder().decode(T.self, from: Data(body.readableBytesView))
     }
 
     /// The body as an error envelope.

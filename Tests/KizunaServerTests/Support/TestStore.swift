@@ -68,21 +68,6 @@ struct TestStore: Sendable {
     }
 }
 
-/// Runs `body` with a fresh migrated store of `backend`, closing and removing it afterwards.
-func withMigratedStore(_ backend: TestBackend, _ body: (KizunaDatabase, TestStore) async throws -> Void) async throws {
-    let store = try await TestStore.make(backend)
-    let database = try await store.openMigrated()
-    do {
-        try await body(database, store)
-    } catch {
-        await database.shutdown()
-        await store.remove()
-        throw error
-    }
-    await database.shutdown()
-    await store.remove()
-}
-
 /// Runs `body` with a fresh, unmigrated store of `backend`, removing it afterwards.
 func withTestStore(_ backend: TestBackend, _ body: (TestStore) async throws -> Void) async throws {
     let store = try await TestStore.make(backend)
@@ -93,6 +78,20 @@ func withTestStore(_ backend: TestBackend, _ body: (TestStore) async throws -> V
         throw error
     }
     await store.remove()
+}
+
+/// Runs `body` with a fresh store of `backend` migrated to the latest schema, closing and removing it afterwards.
+func withMigratedStore(_ backend: TestBackend, _ body: (KizunaDatabase, TestStore) async throws -> Void) async throws {
+    try await withTestStore(backend) { store in
+        let database = try await store.openMigrated()
+        do {
+            try await body(database, store)
+        } catch {
+            await database.shutdown()
+            throw error
+        }
+        await database.shutdown()
+    }
 }
 
 /// Says in the test report whether the PostgreSQL cases of the storage suites ran.
