@@ -121,6 +121,23 @@ struct HTTPTests {
         }
     }
 
+    @Test func failedStartUpIsReportedWithoutInternals() async throws {
+        struct DriverError: Error { let detail = "password=hunter2 host=db.internal" }
+        let failing = MigrationStep(version: 3, name: "fails", work: .schema { _ in throw DriverError() })
+        try await withTestServer(configure: { $0.migrations = CoreMigrations.all + [failing] }, waitUntilReady: false) { server in
+            guard case .failed = await server.readiness.settled() else {
+                Issue.record("start-up should have failed")
+                return
+            }
+            let ready = try await server.send(.get, "/health/ready", authorized: false)
+            #expect(ready.status == .serviceUnavailable)
+            #expect(try ready.decode(OperationsController.ReadyBody.self).status == "failed")
+            #expect(!ready.text.contains("hunter2") && !ready.text.contains("DriverError"))
+            let api = try await server.send(.get, "/v1/admin/apps")
+            #expect(api.status == .serviceUnavailable && !api.text.contains("hunter2"))
+        }
+    }
+
     @Test func healthMetricsAndOpenAPIAreServed() async throws {
         try await withTestServer { server in
             #expect(try await server.send(.get, "/health/live", authorized: false).status == .ok)

@@ -38,9 +38,9 @@ struct StartupService: Service {
         } catch is CancellationError {
             return
         } catch {
-            let reason = (error as? KizunaError) ?? KizunaError(.internalError, "Start-up failed: \(String(reflecting: error))")
-            logger.critical("Start-up failed; the API stays unavailable", metadata: ["error": "\(reason)"])
-            readiness.update(.failed(reason))
+            // The details go to the log only: /health/ready is public and must not show driver errors or internals.
+            logger.critical("Start-up failed; the API stays unavailable", metadata: ["error": "\(String(reflecting: error))"])
+            readiness.update(.failed((error as? KizunaError) ?? KizunaError(.internalError, "Start-up failed; see the server's log.")))
         }
         try? await gracefulShutdown()
     }
