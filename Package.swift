@@ -31,6 +31,7 @@ let package = Package(
     targets: [
         .target(
             name: "KizunaCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .target(

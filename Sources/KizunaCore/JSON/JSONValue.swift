@@ -1,0 +1,64 @@
+/// Any JSON value, kept as written: the raw form of templates, policies and parameter values.
+public enum JSONValue: Sendable, Hashable, Codable {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case array([JSONValue])
+    case object([String: JSONValue])
+    case null
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        }
+    }
+
+    /// The JSON type's name, for messages: `string`, `number`, `bool`, `array`, `object` or `null`.
+    public var typeName: String {
+        switch self {
+        case .string: "string"
+        case .number: "number"
+        case .bool: "bool"
+        case .array: "array"
+        case .object: "object"
+        case .null: "null"
+        }
+    }
+
+    /// The string, if this is one.
+    public var stringValue: String? { if case .string(let value) = self { value } else { nil } }
+    /// The number, if this is one.
+    public var numberValue: Double? { if case .number(let value) = self { value } else { nil } }
+    /// The bool, if this is one.
+    public var boolValue: Bool? { if case .bool(let value) = self { value } else { nil } }
+    /// The elements, if this is an array.
+    public var arrayValue: [JSONValue]? { if case .array(let value) = self { value } else { nil } }
+    /// The members, if this is an object.
+    public var objectValue: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
+
+    /// The member `key` of an object, or `nil`.
+    public subscript(key: String) -> JSONValue? { objectValue?[key] }
+}

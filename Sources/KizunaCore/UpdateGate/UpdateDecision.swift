@@ -1,0 +1,122 @@
+import Foundation
+
+/// What an app must do about its version, the OS it runs on, or maintenance: the answer of the update gate.
+public struct UpdateDecision: Sendable, Hashable, Codable {
+    /// What the app shows.
+    public enum Action: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Nothing to show.
+        case none
+        /// An update is available: show a dismissable prompt, at most once per ``UpdateDecision/nagInterval``.
+        case recommend
+        /// This version may not be used: show a prompt that cannot be dismissed.
+        case require
+        /// The service is down for maintenance: block use until a later check clears it.
+        case maintenance
+    }
+
+    /// Why the gate decided what it did.
+    public enum Reason: String, Sendable, Hashable, Codable, CaseIterable {
+        case upToDate
+        case belowMinimumVersion
+        case blockedVersion
+        case belowRecommendedVersion
+        case osBelowMinimum
+        case osUpdateRecommended
+        case maintenance
+        case noPolicy
+    }
+
+    public var action: Action
+    public var reason: Reason
+    /// The localized title, or `nil` for ``Action/none``.
+    public var title: String?
+    /// The localized message, or `nil` for ``Action/none``.
+    public var message: String?
+    /// The language of `title` and `message`, such as `ja`.
+    public var language: String?
+    /// What the prompt's button opens: the store page, a status page, or `nil`.
+    public var url: String?
+    /// For ``Action/recommend``: the least time, in seconds, between two prompts.
+    public var nagInterval: Int?
+    /// For ``Action/maintenance`` in a scheduled window: when it is expected to end.
+    public var until: Date?
+    /// The policy version that decided; 0 when the app has no policy.
+    public var policyVersion: Int
+
+    /// Creates a decision.
+    public init(
+        action: Action,
+        reason: Reason,
+        title: String? = nil,
+        message: String? = nil,
+        language: String? = nil,
+        url: String? = nil,
+        nagInterval: Int? = nil,
+        until: Date? = nil,
+        policyVersion: Int
+    ) {
+        self.action = action
+        self.reason = reason
+        self.title = title
+        self.message = message
+        self.language = language
+        self.url = url
+        self.nagInterval = nagInterval
+        self.until = until
+        self.policyVersion = policyVersion
+    }
+
+    /// Whether the app must be blocked until a later check says otherwise.
+    public var isBlocking: Bool { action == .require || action == .maintenance }
+}
+
+/// A title and message in one language.
+public struct LocalizedText: Sendable, Hashable, Codable {
+    public var title: String
+    public var message: String
+
+    public init(title: String, message: String) {
+        self.title = title
+        self.message = message
+    }
+}
+
+/// The prompt for one kind of decision: texts by language and the URL its button opens.
+public struct GateNotice: Sendable, Hashable {
+    /// Texts keyed by normalised language tag (`ja`, `en`, `zh-hant`).
+    public var texts: [String: LocalizedText]
+    /// The URL the button opens; `nil` falls back to the app's store URL.
+    public var url: String?
+
+    public init(texts: [String: LocalizedText], url: String? = nil) {
+        self.texts = texts
+        self.url = url
+    }
+
+    /// Built-in English and Japanese texts used when a policy gives none.
+    static let builtIn: [GatePolicy.NoticeKind: GateNotice] = [
+        .require: GateNotice(texts: [
+            "en": LocalizedText(title: "Update required", message: "This version is no longer supported. Please update the app to continue."),
+            "ja": LocalizedText(title: "アップデートが必要です", message: "このバージョンはご利用いただけなくなりました。アプリをアップデートしてご利用ください。"),
+        ]),
+        .recommend: GateNotice(texts: [
+            "en": LocalizedText(title: "Update available", message: "A new version of the app is available."),
+            "ja": LocalizedText(title: "新しいバージョンがあります", message: "新しいバージョンのアプリをご利用いただけます。"),
+        ]),
+        .maintenance: GateNotice(texts: [
+            "en": LocalizedText(title: "Under maintenance", message: "The service is under maintenance. Please try again later."),
+            "ja": LocalizedText(title: "メンテナンス中です", message: "ただいまメンテナンス中です。しばらくしてからもう一度お試しください。"),
+        ]),
+        .osUpdate: GateNotice(texts: [
+            "en": LocalizedText(title: "Update your OS", message: "This app needs a newer version of the operating system."),
+            "ja": LocalizedText(title: "OSのアップデートが必要です", message: "このアプリのご利用には新しいバージョンのOSが必要です。"),
+        ]),
+    ]
+
+    /// The texts for `locale`: its fallbacks most specific first, then `defaultLanguage`, then `en`, then any.
+    func text(for locale: LocaleTag?, defaultLanguage: String) -> (language: String, text: LocalizedText)? {
+        let candidates = (locale?.fallbacks ?? []) + [defaultLanguage, "en"]
+        for language in candidates { if let text = texts[language] { return (language, text) } }
+        return texts.keys.sorted().first.map { ($0, texts[$0]!) }
+    }
+}
