@@ -112,7 +112,8 @@ package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 
     /// The member `key` of this node.
     package subscript(key: String) -> JSONPath {
-        let plain = key.allSatisfy { $0.isASCIILetter || $0.isASCIIDigit || $0 == "_" } && !key.isEmpty
+        let plain =
+            key.first.map { $0.isASCIILetter || $0 == "_" } == true && key.allSatisfy { $0.isASCIILetter || $0.isASCIIDigit || $0 == "_" }
         return JSONPath(description: plain ? "\(description).\(key)" : "\(description)[\"\(key)\"]")
     }
 

@@ -59,8 +59,9 @@ public struct RemoteConfigTemplate: Sendable {
         var parameters: [String: Parameter] = [:]
         if let root = reader.object(source, at: .root) {
             reader.rejectUnknownKeys(root, known: ["conditions", "parameters"], at: .root)
-            conditions = Self.conditions(root["conditions"], reader: &reader)
-            parameters = Self.parameters(root["parameters"], conditions: conditions, reader: &reader)
+            let declared: Set<String>
+            (conditions, declared) = Self.conditions(root["conditions"], reader: &reader)
+            parameters = Self.parameters(root["parameters"], conditions: conditions, declared: declared, reader: &reader)
         }
         try reader.throwIfFailed("The template")
         self.conditions = conditions
@@ -68,9 +69,10 @@ public struct RemoteConfigTemplate: Sendable {
         self.source = source
     }
 
-    private static func conditions(_ value: JSONValue?, reader: inout DocumentReader) -> [NamedCondition] {
+    /// The valid conditions, and the names of all, valid or not.
+    private static func conditions(_ value: JSONValue?, reader: inout DocumentReader) -> ([NamedCondition], Set<String>) {
         let path = JSONPath.root["conditions"]
-        guard let value, let list = reader.array(value, at: path) else { return [] }
+        guard let value, let list = reader.array(value, at: path) else { return ([], []) }
         if list.count > maximumConditions { reader.problem(path, "holds \(list.count) conditions; at most \(maximumConditions) are allowed") }
         var seen: Set<String> = []
         var result: [NamedCondition] = []
@@ -93,10 +95,15 @@ public struct RemoteConfigTemplate: Sendable {
                 result.append(NamedCondition(name: name, condition: condition))
             }
         }
-        return result
+        return (result, seen)
     }
 
-    private static func parameters(_ value: JSONValue?, conditions: [NamedCondition], reader: inout DocumentReader) -> [String: Parameter] {
+    private static func parameters(
+        _ value: JSONValue?,
+        conditions: [NamedCondition],
+        declared: Set<String>,
+        reader: inout DocumentReader
+    ) -> [String: Parameter] {
         let path = JSONPath.root["parameters"]
         guard let value, let object = reader.object(value, at: path) else { return [:] }
         if object.count > maximumParameters { reader.problem(path, "holds \(object.count) parameters; at most \(maximumParameters) are allowed") }
@@ -128,7 +135,10 @@ public struct RemoteConfigTemplate: Sendable {
             if let values = parameter["conditionalValues"], let byName = reader.object(values, at: at["conditionalValues"]) {
                 for name in byName.keys.sorted() {
                     guard let index = conditionIndex[name] else {
-                        reader.problem(at["conditionalValues"][name], "names no condition in $.conditions", code: "unknown_condition")
+                        // A declared condition that failed to parse has its own problem already.
+                        if !declared.contains(name) {
+                            reader.problem(at["conditionalValues"][name], "names no condition in $.conditions", code: "unknown_condition")
+                        }
                         valid = false
                         continue
                     }
