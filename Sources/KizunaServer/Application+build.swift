@@ -20,6 +20,7 @@ struct ServerParts {
     let routes: RouteRegistry
     let router: Router<KizunaRequestContext>
     let startup: StartupService
+    let feed: ChangeFeed
     let configuration: KizunaConfiguration
 
     init(configuration: KizunaConfiguration) async throws {
@@ -57,11 +58,23 @@ struct ServerParts {
         router.add(middleware: ReadinessMiddleware(readiness: readiness))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodySize))
 
+        let feed = ChangeFeed(database: database, readiness: readiness, logger: logger)
+        self.feed = feed
+        let appRepository = AppSQLRepository(database: database, didCommit: feed.poke)
+        let documents = DocumentSQLRepository(database: database, didCommit: feed.poke)
+        let live = LiveDocuments(apps: appRepository, documents: documents, feed: feed)
+
         let root = RouteBuilder(router: router, prefix: "", registry: routes)
+        let v1 = root.group("/v1")
+        let admin = root.group("/v1/admin", middleware: AdminAuthMiddleware(tokens: tokens))
         OperationsController(readiness: readiness).addRoutes(to: root)
-        let apps = AppsController(repository: AppSQLRepository(database: database))
-        apps.addPublicRoutes(to: root.group("/v1"))
-        apps.addAdminRoutes(to: root.group("/v1/admin", middleware: AdminAuthMiddleware(tokens: tokens)))
+        let apps = AppsController(repository: appRepository)
+        apps.addPublicRoutes(to: v1)
+        apps.addAdminRoutes(to: admin)
+        PublishingController(documents: documents, live: live, retention: configuration.documentRetention).addRoutes(to: admin)
+        DeviceController(live: live, limiter: InstallRateLimiter(limit: configuration.deviceRateLimit)).addRoutes(to: v1)
+        EventStreamController(feed: feed, live: live, database: database, keepAliveInterval: configuration.eventKeepAlive)
+            .addRoutes(to: v1)
     }
 }
 
@@ -72,7 +85,7 @@ extension ServerParts {
         Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
-            services: [DatabaseService(database: database), startup],
+            services: [DatabaseService(database: database), startup, feed],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )

@@ -17,6 +17,12 @@ public struct KizunaConfiguration: Sendable {
     public var logLevel: Logger.Level
     /// Told the plaintext of the admin token created on first start of an empty store. Prints it by default.
     public var announceAdminToken: @Sendable (AdminCredential) -> Void
+    /// Published versions kept per app for each config template and gate policy; older ones are deleted.
+    public var documentRetention: Int
+    /// How often one install may call `config:fetch` and `gate:check`.
+    public var deviceRateLimit: DeviceRateLimit
+    /// How often an idle event stream sends a keep-alive comment.
+    public var eventKeepAlive: Duration = .seconds(25)
     /// The migration steps to apply; Kizuna's own unless a test supplies others.
     package var migrations: [MigrationStep]
 
@@ -28,6 +34,8 @@ public struct KizunaConfiguration: Sendable {
     ///   - maxBodySize: Body limit in bytes (default 1 MiB).
     ///   - migrationBatchSize: Rows per data-migration transaction (default 1000).
     ///   - logLevel: Log level (default `info`).
+    ///   - documentRetention: Versions kept per template or policy (default 300).
+    ///   - deviceRateLimit: Per-install limit on device endpoints (default 60 a minute, bursts of 30).
     ///   - announceAdminToken: Receives the first admin token of an empty store.
     public init(
         host: String = "127.0.0.1",
@@ -36,6 +44,8 @@ public struct KizunaConfiguration: Sendable {
         maxBodySize: Int = 1 << 20,
         migrationBatchSize: Int = 1000,
         logLevel: Logger.Level = .info,
+        documentRetention: Int = 300,
+        deviceRateLimit: DeviceRateLimit = .default,
         announceAdminToken: @escaping @Sendable (AdminCredential) -> Void = KizunaConfiguration.printAdminToken
     ) {
         self.host = host
@@ -44,6 +54,8 @@ public struct KizunaConfiguration: Sendable {
         self.maxBodySize = maxBodySize
         self.migrationBatchSize = migrationBatchSize
         self.logLevel = logLevel
+        self.documentRetention = documentRetention
+        self.deviceRateLimit = deviceRateLimit
         self.announceAdminToken = announceAdminToken
         self.migrations = CoreMigrations.all
     }

@@ -123,7 +123,7 @@ struct HTTPTests {
 
     @Test func failedStartUpIsReportedWithoutInternals() async throws {
         struct DriverError: Error { let detail = "password=hunter2 host=db.internal" }
-        let failing = MigrationStep(version: 3, name: "fails", work: .schema { _ in throw DriverError() })
+        let failing = MigrationStep(version: CoreMigrations.all.count + 1, name: "fails", work: .schema { _ in throw DriverError() })
         try await withTestServer(configure: { $0.migrations = CoreMigrations.all + [failing] }, waitUntilReady: false) { server in
             guard case .failed = await server.readiness.settled() else {
                 Issue.record("start-up should have failed")
@@ -162,7 +162,7 @@ struct HTTPTests {
         let (gate, opener) = AsyncStream.makeStream(of: Void.self)
         let (reached, reachedSignal) = AsyncStream.makeStream(of: Void.self)
         let gated = MigrationStep(
-            version: 3, name: "gated",
+            version: CoreMigrations.all.count + 1, name: "gated",
             work: .batched(
                 BatchedWork(
                     prepare: { _ in }, count: { _ in 2 },
@@ -182,7 +182,7 @@ struct HTTPTests {
             let ready = try await server.send(.get, "/health/ready", authorized: false)
             #expect(ready.status == .serviceUnavailable)
             let body = try ready.decode(OperationsController.ReadyBody.self)
-            #expect(body.status == "migrating" && body.step == "3 gated" && body.done == 1 && body.total == 2)
+            #expect(body.status == "migrating" && body.step == "\(CoreMigrations.all.count + 1) gated" && body.done == 1 && body.total == 2)
             let api = try await server.send(.get, "/v1/apps/anything", authorized: false)
             #expect(api.status == .serviceUnavailable && api.headers[.retryAfter] == "5" && api.error?.code == .unavailable)
 

@@ -15,7 +15,7 @@ struct MigrationRunnerTests {
             let runner = MigrationRunner(database: database)
 
             let before = try await runner.status()
-            #expect(before.currentVersion == 0 && before.pending.map(\.name) == ["core-schema", "apps-bundle-key"])
+            #expect(before.currentVersion == 0 && before.pending.map(\.name) == CoreMigrations.all.map(\.name))
 
             let after = try await runner.migrate()
             #expect(after.currentVersion == runner.latestVersion && !after.needsMigration && after.writtenBy == KizunaVersion.current)

@@ -9,6 +9,7 @@ public struct ErrorEnvelope: Codable, Sendable {
         public var message: String
         public var field: String?
         public var details: [KizunaError.Detail]?
+        public var retryAfter: Int?
     }
 
     /// Wraps an error for the wire.
@@ -17,12 +18,13 @@ public struct ErrorEnvelope: Codable, Sendable {
             code: error.code,
             message: error.message,
             field: error.field,
-            details: error.details.isEmpty ? nil : error.details
+            details: error.details.isEmpty ? nil : error.details,
+            retryAfter: error.retryAfter
         )
     }
 
     /// The error this envelope carries.
     public var kizunaError: KizunaError {
-        KizunaError(error.code, error.message, field: error.field, details: error.details ?? [])
+        KizunaError(error.code, error.message, field: error.field, details: error.details ?? [], retryAfter: error.retryAfter)
     }
 }

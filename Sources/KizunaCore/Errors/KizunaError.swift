@@ -11,6 +11,8 @@ public struct KizunaError: Error, Hashable, Sendable, CustomStringConvertible {
     public var field: String?
     /// Every individual problem when a request had several (for example a validation run).
     public var details: [Detail]
+    /// For `throttled` and `rate_limited`: how many seconds to wait before trying again.
+    public var retryAfter: Int?
 
     /// Creates an error.
     /// - Parameters:
@@ -18,11 +20,13 @@ public struct KizunaError: Error, Hashable, Sendable, CustomStringConvertible {
     ///   - message: A message a person can act on.
     ///   - field: The field or JSON path the error is about.
     ///   - details: Individual problems, when there are several.
-    public init(_ code: Code, _ message: String, field: String? = nil, details: [Detail] = []) {
+    ///   - retryAfter: Seconds to wait before retrying, for throttling errors.
+    public init(_ code: Code, _ message: String, field: String? = nil, details: [Detail] = [], retryAfter: Int? = nil) {
         self.code = code
         self.message = message
         self.field = field
         self.details = details
+        self.retryAfter = retryAfter
     }
 
     public var description: String {
@@ -83,6 +87,10 @@ extension KizunaError.Code {
     public static let payloadTooLarge: Self = "payload_too_large"
     /// Too many requests; retry after the time the response says.
     public static let rateLimited: Self = "rate_limited"
+    /// One install fetched or checked too often; wait ``KizunaError/retryAfter`` seconds (429).
+    public static let throttled: Self = "throttled"
+    /// A write that must name the version it replaces came without `If-Match` (428).
+    public static let preconditionRequired: Self = "precondition_required"
     /// The server is starting or migrating its store; retry shortly.
     public static let unavailable: Self = "unavailable"
     /// Something failed on the server; the message carries no internals.

@@ -4,11 +4,18 @@ import SQLKit
 /// ``AppRepository`` over SQLite or PostgreSQL.
 public struct AppSQLRepository: AppRepository {
     let database: KizunaDatabase
+    /// Told after a change commits, so this process's change feed reads it at once.
+    let didCommit: @Sendable () -> Void
     private static let columns = ["id", "name", "platform", "bundle_id", "team_id", "store_url", "created_at", "updated_at"]
 
     /// Creates the repository over a store.
     public init(database: KizunaDatabase) {
+        self.init(database: database, didCommit: {})
+    }
+
+    init(database: KizunaDatabase, didCommit: @escaping @Sendable () -> Void) {
         self.database = database
+        self.didCommit = didCommit
     }
 
     public func create(_ app: NewApp) async throws -> AppRecord {
@@ -39,7 +46,7 @@ public struct AppSQLRepository: AppRepository {
     }
 
     public func update(id: String, applying patch: AppPatch) async throws -> AppRecord {
-        try await database.transaction { db in
+        let updated = try await database.transaction { db in
             // FOR UPDATE: on PostgreSQL a concurrent patch waits here instead of merging into the same old row.
             guard let existing = try await Self.find(id: id, db, forUpdate: true) else { throw Self.notFound(id) }
             let app = NewApp(existing).applying(patch)
@@ -53,15 +60,21 @@ public struct AppSQLRepository: AppRepository {
                 .set("updated_at", to: SQLBind(now))
                 .where("id", .equal, SQLBind(app.id))
                 .run()
+            // Caches of the app (the device endpoints' store URL, say) drop it on this change.
+            try await ChangeLog.append(kind: "app", entityId: app.id, version: now, on: db)
             return AppRecord(app, createdAt: EpochMillis.from(existing.createdAt), updatedAt: now)
         }
+        didCommit()
+        return updated
     }
 
     public func delete(id: String) async throws {
         try await database.transaction { db in
             guard try await Self.find(id: id, db) != nil else { throw Self.notFound(id) }
             try await db.delete(from: "apps").where("id", .equal, SQLBind(id)).run()
+            try await ChangeLog.append(kind: "app", entityId: id, version: 0, on: db)
         }
+        didCommit()
     }
 
     private static func find(id: String, _ db: any SQLDatabase, forUpdate: Bool = false) async throws -> AppRecord? {

@@ -28,6 +28,7 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as KizunaError:
             var headers = HTTPFields()
             if error.code == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="kizuna""# }
+            if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
             return (error, headers)
         case let error as any HTTPResponseError where error.status == .notFound:
             let allowed = routes.methods(matching: request.uri.path)
@@ -67,7 +68,8 @@ struct ErrorMiddleware: RouterMiddleware {
         case .conflict: .conflict
         case .preconditionFailed: .preconditionFailed
         case .payloadTooLarge: .contentTooLarge
-        case .rateLimited: .tooManyRequests
+        case .rateLimited, .throttled: .tooManyRequests
+        case .preconditionRequired: .preconditionRequired
         case .unavailable, .storeTooNew: .serviceUnavailable
         default: .internalServerError
         }

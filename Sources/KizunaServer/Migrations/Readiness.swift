@@ -17,7 +17,8 @@ public final class Readiness: Sendable {
 
     private struct Storage {
         var state: State = .starting
-        var waiters: [CheckedContinuation<State, Never>] = []
+        var waiters: [UInt64: CheckedContinuation<State, Never>] = [:]
+        var nextWaiter: UInt64 = 0
     }
 
     private let storage = Mutex(Storage())
@@ -33,16 +34,27 @@ public final class Readiness: Sendable {
 
     /// Waits until start-up has finished, and returns `ready` or `failed`.
     public func settled() async -> State {
-        await withCheckedContinuation { continuation in
-            let settled: State? = storage.withLock { storage in
-                switch storage.state {
-                case .ready, .failed: return storage.state
-                default:
-                    storage.waiters.append(continuation)
-                    return nil
+        let id = storage.withLock { storage in
+            defer { storage.nextWaiter += 1 }
+            return storage.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let settled: State? = storage.withLock { storage in
+                    switch storage.state {
+                    case .ready, .failed: return storage.state
+                    default:
+                        guard !Task.isCancelled else { return storage.state }
+                        storage.waiters[id] = continuation
+                        return nil
+                    }
                 }
+                if let settled { continuation.resume(returning: settled) }
             }
-            if let settled { continuation.resume(returning: settled) }
+        } onCancel: {
+            // A cancelled waiter gets the state as it is (`starting` or `migrating`) instead of waiting on.
+            let (waiter, state) = storage.withLock { ($0.waiters.removeValue(forKey: id), $0.state) }
+            waiter?.resume(returning: state)
         }
     }
 
@@ -51,8 +63,8 @@ public final class Readiness: Sendable {
             storage.state = newState
             switch newState {
             case .ready, .failed:
-                defer { storage.waiters = [] }
-                return storage.waiters
+                defer { storage.waiters = [:] }
+                return Array(storage.waiters.values)
             default: return []
             }
         }

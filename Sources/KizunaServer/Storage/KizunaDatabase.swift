@@ -34,6 +34,8 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
     private let isShutDown = Atomic<Bool>(false)
     /// Queues this process's SQLite writers; `nil` on PostgreSQL, which has row locks.
     private let writeGate: WriteGate?
+    /// How to open a dedicated PostgreSQL connection, such as the change feed's LISTEN connection.
+    package let postgresConfiguration: PostgresConnection.Configuration?
 
     private enum Pool: Sendable {
         case sqlite(EventLoopGroupConnectionPool<SQLiteStoreSource>)
@@ -65,6 +67,7 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
         case .sqlite(let path):
             engine = .sqlite
             writeGate = WriteGate()
+            postgresConfiguration = nil
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -90,6 +93,7 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
                 throw KizunaError(.badRequest, "The PostgreSQL URL is not valid: \(error)", field: "database-url")
             }
             if let schema { configuration.searchPath = [schema] }
+            postgresConfiguration = configuration.coreConfiguration
             pool = .postgres(
                 EventLoopGroupConnectionPool(
                     source: PostgresConnectionSource(sqlConfiguration: configuration),

@@ -13,6 +13,7 @@ import Testing
 struct TestServer: Sendable {
     let database: KizunaDatabase
     let readiness: Readiness
+    let feed: ChangeFeed
     let client: any TestClientProtocol
     let adminToken: String
 
@@ -56,7 +57,7 @@ func withTestServer(
         var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { continuation.yield($0) }
         configure(&configuration)
         let parts = try await ServerParts(configuration: configuration)
-        let (database, readiness) = (parts.database, parts.readiness)
+        let (database, readiness, feed) = (parts.database, parts.readiness, parts.feed)
         try await parts.application().test(.live) { client in
             var token = ""
             if waitUntilReady {
@@ -65,7 +66,7 @@ func withTestServer(
                 var iterator = tokens.makeAsyncIterator()
                 token = try #require(await iterator.next()).token
             }
-            try await body(TestServer(database: database, readiness: readiness, client: client, adminToken: token))
+            try await body(TestServer(database: database, readiness: readiness, feed: feed, client: client, adminToken: token))
         }
     }
 }

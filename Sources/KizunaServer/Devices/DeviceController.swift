@@ -1,0 +1,101 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KizunaCore
+import NIOCore
+
+/// The device endpoints: `config:fetch` and `gate:check`, answered from ``LiveDocuments`` without touching the
+/// store in the common case, and throttled per install.
+struct DeviceController {
+    let live: LiveDocuments
+    let limiter: InstallRateLimiter
+
+    /// A device context plus what the device already knows.
+    struct DeviceRequest: Decodable {
+        var device: DeviceContext
+        /// The newest version the device heard of (from a realtime event); the answer is at least that new.
+        var knownVersion: Int64?
+
+        private enum CodingKeys: String, CodingKey { case knownVersion }
+
+        init(from decoder: any Decoder) throws {
+            device = try DeviceContext(from: decoder)
+            knownVersion = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Int64.self, forKey: .knownVersion)
+        }
+    }
+
+    /// The evaluated config: only the values this device gets, and the template version.
+    struct FetchResult: Codable {
+        var version: Int64
+        var values: [String: JSONValue]
+    }
+
+    /// The gate's decision plus the policy it came from, trimmed for this device, for deciding offline.
+    struct CheckResult: Encodable {
+        var decision: UpdateDecision
+        var policy: JSONValue
+
+        private enum CodingKeys: String, CodingKey { case policy }
+
+        func encode(to encoder: any Encoder) throws {
+            try decision.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(policy, forKey: .policy)
+        }
+    }
+
+    func addRoutes(to routes: RouteBuilder) {
+        routes.post("/apps/{app}/config:fetch") { request, context in
+            let (app, body, evaluation) = try await prepare(request, context)
+            let entry = try await live.entry(app, atLeast: body.knownVersion.map { (.config, $0) })
+            let result = FetchResult(version: entry.configVersion, values: entry.template.evaluate(evaluation))
+            return try Self.conditional(result, version: entry.configVersion, request: request)
+        }
+        routes.post("/apps/{app}/gate:check") { request, context in
+            let (app, body, evaluation) = try await prepare(request, context)
+            let entry = try await live.entry(app, atLeast: body.knownVersion.map { (.gate, $0) })
+            let decision = entry.policy.decide(evaluation, policyVersion: Int(entry.gateVersion), storeURL: entry.app.storeURL)
+            let result = CheckResult(decision: decision, policy: Self.trimmed(entry.policy.source, for: body.device.installId))
+            return try Self.conditional(result, version: entry.gateVersion, request: request)
+        }
+    }
+
+    private func prepare(_ request: Request, _ context: KizunaRequestContext) async throws -> (String, DeviceRequest, EvaluationContext) {
+        let app = try context.parameters.require("app")
+        let body = try await request.decode(as: DeviceRequest.self, context: context)
+        try limiter.take("\(app)/\(body.device.installId ?? "-")")
+        return (app, body, try EvaluationContext(device: body.device, appId: app))
+    }
+
+    /// The policy as the device may see it: the tester allow-list shrinks to this install, if it is on it.
+    static func trimmed(_ policy: JSONValue, for installId: String?) -> JSONValue {
+        guard case .object(var root) = policy, case .object(var maintenance)? = root["maintenance"],
+            let allowed = maintenance["allowInstallIds"]?.arrayValue
+        else { return policy }
+        maintenance["allowInstallIds"] = .array(allowed.filter { $0 == installId.map(JSONValue.string) })
+        root["maintenance"] = .object(maintenance)
+        return .object(root)
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = WireFormat.encoder()
+        encoder.outputFormatting.insert(.sortedKeys)
+        return encoder
+    }()
+
+    /// The body with an ETag over its bytes, or 304 when `If-None-Match` names it.
+    private static func conditional(_ value: some Encodable, version: Int64, request: Request) throws -> Response {
+        let bytes = Array(try encoder.encode(value))
+        let digest = SHA256.hash(data: bytes).prefix(8).map { String(format: "%02x", $0) }.joined()
+        let etag = "\"\(version)-\(digest)\""
+        let headers: HTTPFields = [.eTag: etag, .cacheControl: "no-store"]
+        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag })
+        {
+            var response = Response.empty(.notModified)
+            response.headers.append(contentsOf: headers)
+            return response
+        }
+        return .bytes(bytes, contentType: "application/json; charset=utf-8", headers: headers)
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KizunaCore
+import Logging
+
+/// Admin routes for published documents, the same for config templates (`/apps/{app}/config…`) and gate
+/// policies (`/apps/{app}/gate…`): read, publish with `If-Match`, dry-run, history, show, diff and rollback.
+struct PublishingController {
+    let documents: any DocumentRepository
+    /// Dropped at once after a publish, so this instance's device endpoints read their writes; other instances
+    /// drop theirs when their change feed delivers the publish.
+    let live: LiveDocuments
+    let retention: Int
+
+    /// The current document, or one version of it, on the wire.
+    struct DocumentBody: Codable {
+        var version: Int64
+        var document: JSONValue
+        var author: String
+        var message: String?
+        var rollbackOf: Int64?
+        var publishedAt: Date
+
+        init(_ document: PublishedDocument) {
+            version = document.version
+            self.document = document.body
+            author = document.author
+            message = document.message
+            rollbackOf = document.rollbackOf
+            publishedAt = document.publishedAt
+        }
+    }
+
+    struct PublishRequest: Decodable {
+        var document: JSONValue
+        var message: String?
+    }
+
+    struct ValidationResult: Codable {
+        var valid: Bool
+        var currentVersion: Int64
+    }
+
+    struct RollbackRequest: Decodable {
+        var version: Int64
+        var message: String?
+    }
+
+    struct History: Codable {
+        var versions: [DocumentVersionInfo]
+    }
+
+    struct Diff: Codable {
+        var from: Int64
+        var to: Int64
+        var changes: [JSONChange]
+    }
+
+    func addRoutes(to routes: RouteBuilder) {
+        for kind in DocumentKind.allCases { addRoutes(for: kind, to: routes) }
+    }
+
+    private func addRoutes(for kind: DocumentKind, to routes: RouteBuilder) {
+        let base = "/apps/{app}/\(kind.rawValue)"
+        routes.get(base) { _, context in
+            let document = try await documents.current(app: try appId(context), kind: kind)
+            return try .json(DocumentBody(document), headers: [.eTag: document.etag, .cacheControl: "no-store"])
+        }
+        routes.post("\(base):publish") { request, context in
+            let app = try appId(context)
+            let body = try await request.decode(as: PublishRequest.self, context: context)
+            try kind.validate(body.document)
+            if request.uri.queryParameters["validateOnly"].map({ $0 == "true" || $0 == "1" }) == true {
+                let current = try await documents.current(app: app, kind: kind)
+                return try .json(ValidationResult(valid: true, currentVersion: current.version), headers: [.eTag: current.etag])
+            }
+            return try await publish(body.document, kind: kind, app: app, message: body.message, rollbackOf: nil, request, context)
+        }
+        routes.post("\(base):rollback") { request, context in
+            let app = try appId(context)
+            let body = try await request.decode(as: RollbackRequest.self, context: context)
+            guard let target = try await documents.find(app: app, kind: kind, version: body.version) else {
+                throw KizunaError(
+                    .notFound,
+                    "Version \(body.version) of the \(kind.title) is not kept; `history` lists the versions you can roll back to.",
+                    field: "$.version"
+                )
+            }
+            let message = body.message ?? "Roll back to version \(target.version)"
+            return try await publish(target.body, kind: kind, app: app, message: message, rollbackOf: target.version, request, context)
+        }
+        routes.get("\(base)/versions") { request, context in
+            let limit = try request.uri.queryParameters.int("limit", default: 50, in: 1...300)
+            let before = try request.uri.queryParameters.optionalInt("before")
+            return try .json(History(versions: try await documents.history(app: try appId(context), kind: kind, before: before, limit: limit)))
+        }
+        routes.get("\(base)/versions/{version}") { _, context in
+            let document = try await version(context.parameters.require("version"), kind: kind, context: context)
+            return try .json(DocumentBody(document), headers: [.eTag: document.etag])
+        }
+        routes.get("\(base):diff") { request, context in
+            let app = try appId(context)
+            guard let from = request.uri.queryParameters["from"] else {
+                throw KizunaError(.badRequest, "Give the version to compare from as ?from=N (and optionally &to=M).", field: "from")
+            }
+            let old = try await version(String(from), kind: kind, context: context)
+            let new =
+                if let to = request.uri.queryParameters["to"] {
+                    try await version(String(to), kind: kind, context: context)
+                } else {
+                    try await documents.current(app: app, kind: kind)
+                }
+            return try .json(Diff(from: old.version, to: new.version, changes: old.body.changes(to: new.body)))
+        }
+    }
+
+    private func publish(
+        _ document: JSONValue,
+        kind: DocumentKind,
+        app: String,
+        message: String?,
+        rollbackOf: Int64?,
+        _ request: Request,
+        _ context: KizunaRequestContext
+    ) async throws -> Response {
+        let expected = try Self.expectedVersion(request.headers[.ifMatch], kind: kind)
+        let published = try await documents.publish(
+            app: app,
+            kind: kind,
+            body: document,
+            expected: expected,
+            author: context.adminToken?.name ?? "unknown",
+            message: message,
+            rollbackOf: rollbackOf,
+            retention: retention
+        )
+        live.invalidate(app)
+        context.logger.notice(
+            "Published \(kind.title)",
+            metadata: ["app": "\(app)", "version": "\(published.version)", "rollbackOf": "\(rollbackOf.map(String.init) ?? "-")"]
+        )
+        return try .json(DocumentBody(published), headers: [.eTag: published.etag])
+    }
+
+    /// Reads `If-Match`: `*` or one strong ETag `"<version>"`.
+    static func expectedVersion(_ header: String?, kind: DocumentKind) throws(KizunaError) -> ExpectedVersion {
+        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
+            throw KizunaError(
+                .preconditionRequired,
+                "Publishing needs If-Match with the ETag of the \(kind.title) you changed (or * to overwrite whatever is current).",
+                field: "If-Match"
+            )
+        }
+        if header == "*" { return .any }
+        guard header.hasPrefix("\""), header.hasSuffix("\""), header.count > 2, let version = Int64(header.dropFirst().dropLast()) else {
+            throw KizunaError(.badRequest, "If-Match must be one ETag such as \"12\", as GET returned it, or *.", field: "If-Match")
+        }
+        return .version(version)
+    }
+
+    private func version(_ text: String, kind: DocumentKind, context: KizunaRequestContext) async throws -> PublishedDocument {
+        guard let number = Int64(text), number >= 0 else {
+            throw KizunaError(.badRequest, "'\(text)' is not a version number.", field: "version")
+        }
+        if number == 0 { return .initial }
+        guard let document = try await documents.find(app: try appId(context), kind: kind, version: number) else {
+            throw KizunaError(.notFound, "Version \(number) of the \(kind.title) is not kept.", field: "version")
+        }
+        return document
+    }
+
+    private func appId(_ context: KizunaRequestContext) throws -> String {
+        try context.parameters.require("app")
+    }
+}
+
+extension Hummingbird.Parameters {
+    /// An integer query parameter in `range`, or `fallback` when absent.
+    func int(_ name: String, default fallback: Int, in range: ClosedRange<Int>) throws(KizunaError) -> Int {
+        guard let text = self[Substring(name)] else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw KizunaError(.badRequest, "?\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound).", field: name)
+        }
+        return value
+    }
+
+    /// An optional integer query parameter.
+    func optionalInt(_ name: String) throws(KizunaError) -> Int64? {
+        guard let text = self[Substring(name)] else { return nil }
+        guard let value = Int64(text) else { throw KizunaError(.badRequest, "?\(name) must be a whole number.", field: name) }
+        return value
+    }
+}
