@@ -26,6 +26,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-body-size"), help: "Largest request body in bytes. Env: KIZUNA_MAX_BODY_SIZE. Default: 1048576.")
     var maxBodySize: Int?
 
+    @Option(
+        name: .customLong("config-retention"),
+        help: "Published versions kept per config template and per gate policy. Env: KIZUNA_CONFIG_RETENTION. Default: 300."
+    )
+    var configRetention: Int?
+
+    @Option(
+        name: .customLong("device-rate-limit"),
+        help: """
+            Requests a minute one install may make to config:fetch and gate:check; bursts of half that pass. \
+            Env: KIZUNA_DEVICE_RATE_LIMIT. Default: 60.
+            """
+    )
+    var deviceRateLimit: Int?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. Env: KIZUNA_LOG_LEVEL. Default: info.")
     var logLevel: Logger.Level?
 
@@ -43,6 +58,10 @@ struct ServeCommand: AsyncParsableCommand {
             guard range.contains(value) else { throw ValidationError("\(key) must be in \(range.lowerBound)...\(range.upperBound), got \(value).") }
             return value
         }
+        func rateLimit() throws -> DeviceRateLimit {
+            let perMinute = try integer(deviceRateLimit, "KIZUNA_DEVICE_RATE_LIMIT", 60, range: 1...10_000_000)
+            return DeviceRateLimit(perMinute: Double(perMinute), burst: Double(max(1, perMinute / 2)))
+        }
         let level: Logger.Level
         if let logLevel {
             level = logLevel
@@ -57,7 +76,9 @@ struct ServeCommand: AsyncParsableCommand {
             port: try integer(port, "KIZUNA_PORT", 8080, range: 0...65535),
             database: try store.location(environment),
             maxBodySize: try integer(maxBodySize, "KIZUNA_MAX_BODY_SIZE", 1 << 20, range: 1024...(1 << 30)),
-            logLevel: level
+            logLevel: level,
+            documentRetention: try integer(configRetention, "KIZUNA_CONFIG_RETENTION", 300, range: 1...100_000),
+            deviceRateLimit: try rateLimit()
         )
     }
 

@@ -195,6 +195,18 @@ struct UpdateGateTests {
         }
     }
 
+    @Test func onlyTheRetainedVersionsAreKept() async throws {
+        try await withTestServer(configure: { $0.documentRetention = 3 }) { server in
+            try await server.send(.post, "/v1/admin/apps", json: Self.app)
+            for minimum in 1...5 { try await Self.publish(server, "gate", #"{"minimumVersion":"\#(minimum)"}"#) }
+            struct History: Decodable { var versions: [Published] }
+            let history = try await server.send(.get, "/v1/admin/apps/shop/gate/versions")
+            #expect(try history.decode(History.self).versions.map(\.version) == [5, 4, 3])
+            let pruned = try await server.send(.post, "/v1/admin/apps/shop/gate:rollback", json: #"{"version":1}"#, headers: [.ifMatch: "*"])
+            #expect(pruned.status == .notFound && pruned.error?.field == "$.version")
+        }
+    }
+
     @Test func oneInstallIsThrottledWithATypedErrorAndOthersAreNot() async throws {
         try await withTestServer(configure: { $0.deviceRateLimit = DeviceRateLimit(perMinute: 6, burst: 3) }) { server in
             try await server.send(.post, "/v1/admin/apps", json: Self.app)

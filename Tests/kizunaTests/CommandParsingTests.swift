@@ -13,6 +13,17 @@ struct CommandParsingTests {
         #expect(configuration.host == "127.0.0.1" && configuration.port == 8080 && configuration.maxBodySize == 1 << 20)
         #expect(configuration.database == .sqlite(dataDirectory: "./kizuna-data"))
         #expect(configuration.logLevel == .info)
+        #expect(configuration.documentRetention == 300 && configuration.deviceRateLimit == .default)
+    }
+
+    @Test func publishingAndThrottlingSettings() throws {
+        let environment = Environment(values: ["KIZUNA_CONFIG_RETENTION": "50", "KIZUNA_DEVICE_RATE_LIMIT": "600"])
+        let fromEnvironment = try (try Kizuna.parseAsRoot(["serve"]) as! ServeCommand).configuration(environment)
+        #expect(fromEnvironment.documentRetention == 50 && fromEnvironment.deviceRateLimit == DeviceRateLimit(perMinute: 600, burst: 300))
+        let flags = try Kizuna.parseAsRoot(["serve", "--device-rate-limit", "1000000"]) as! ServeCommand
+        #expect(try flags.configuration(environment).deviceRateLimit.perMinute == 1_000_000)
+        let bad = try Kizuna.parseAsRoot(["serve", "--config-retention", "0"]) as! ServeCommand
+        #expect { try bad.configuration(environment) } throws: { "\($0)".contains("KIZUNA_CONFIG_RETENTION") }
     }
 
     @Test func flagsBeatEnvironmentWhichBeatsDefaults() throws {
