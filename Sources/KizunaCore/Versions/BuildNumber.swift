@@ -2,7 +2,7 @@
 ///
 /// Build numbers compare numerically component by component with missing components as zero, so
 /// `9 < 10` and `1.0 == 1`.
-public struct BuildNumber: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+public struct BuildNumber: Sendable, Hashable, Comparable, CustomStringConvertible, VersionText {
     /// The components as written.
     public let components: [Int]
     /// The text this build number was parsed from.
@@ -22,19 +22,4 @@ public struct BuildNumber: Sendable, Hashable, Comparable, CustomStringConvertib
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.significantComponents == rhs.significantComponents }
     public func hash(into hasher: inout Hasher) { hasher.combine(Array(significantComponents)) }
     public static func < (lhs: Self, rhs: Self) -> Bool { DottedNumbers.compare(lhs.components, rhs.components) < 0 }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        do {
-            try self.init(parsing: text)
-        } catch {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.description)
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
 }

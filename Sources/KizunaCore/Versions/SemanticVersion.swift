@@ -5,7 +5,7 @@
 /// identifiers compare as SemVer 2.0 says. Build metadata (after `+`) is kept for display and ignored for
 /// ordering and equality. Anything else — a `v` prefix, an empty or non-numeric component, white space —
 /// is rejected with a ``VersionFormatError`` that names the bad part; nothing silently becomes zero.
-public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConvertible, VersionText {
     /// One dot-separated part of a pre-release, such as `beta` or `2` in `2.0.0-beta.2`.
     public enum PreReleaseIdentifier: Sendable, Hashable, Comparable {
         case numeric(Int)
@@ -111,7 +111,16 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
         case (false, false): return lhs.preRelease.lexicographicallyPrecedes(rhs.preRelease)
         }
     }
+}
 
+/// A value written as text on the wire, such as a version: it encodes as its text and decodes by parsing,
+/// so a bad value fails decoding with the parser's message.
+public protocol VersionText: Codable, CustomStringConvertible {
+    /// Parses `text`.
+    init(parsing text: String) throws(VersionFormatError)
+}
+
+extension VersionText {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
