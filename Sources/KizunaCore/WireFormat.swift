@@ -10,6 +10,14 @@ public enum WireFormat {
         return encoder
     }
 
+    /// An encoder whose output depends only on the value (sorted keys): for stored documents, ETags over bytes,
+    /// and event data.
+    public static func canonicalEncoder() -> JSONEncoder {
+        let encoder = encoder()
+        encoder.outputFormatting.insert(.sortedKeys)
+        return encoder
+    }
+
     /// A decoder for request and response bodies.
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()

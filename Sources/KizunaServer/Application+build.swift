@@ -58,7 +58,7 @@ struct ServerParts {
         router.add(middleware: ReadinessMiddleware(readiness: readiness))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodySize))
 
-        let feed = ChangeFeed(database: database, readiness: readiness, logger: logger)
+        let feed = ChangeFeed(database: database, readiness: readiness, logger: logger, pollInterval: configuration.changePollInterval)
         self.feed = feed
         let appRepository = AppSQLRepository(database: database, didCommit: feed.poke)
         let documents = DocumentSQLRepository(database: database, didCommit: feed.poke)

@@ -23,6 +23,8 @@ public struct KizunaConfiguration: Sendable {
     public var deviceRateLimit: DeviceRateLimit
     /// How often an idle event stream sends a keep-alive comment.
     public var eventKeepAlive: Duration = .seconds(25)
+    /// How often the change feed reads the log without being woken: the most a lost notification delays an event.
+    package var changePollInterval: Duration = .seconds(5)
     /// The migration steps to apply; Kizuna's own unless a test supplies others.
     package var migrations: [MigrationStep]
 

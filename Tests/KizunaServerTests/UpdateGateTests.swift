@@ -245,7 +245,9 @@ struct CrossInstanceTests {
     func aPublishOnInstanceAReachesInstanceB(_ backend: TestBackend) async throws {
         try await withTestStore(backend) { store in
             let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
-            let configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { announce.yield($0) }
+            var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { announce.yield($0) }
+            // No polling: the event must come through LISTEN/NOTIFY, not the fallback read.
+            configuration.changePollInterval = .seconds(3600)
             let a = try await ServerParts(configuration: configuration)
             let b = try await ServerParts(configuration: configuration)
             let (databaseA, readinessA, feedA) = (a.database, a.readiness, a.feed)

@@ -16,47 +16,35 @@ package struct DocumentReader: Sendable {
 
     /// The object at `path`, or `nil` after recording a problem.
     package mutating func object(_ value: JSONValue, at path: JSONPath) -> [String: JSONValue]? {
-        guard let object = value.objectValue else {
-            problem(path, "must be an object, not \(value.typeName)", code: "wrong_type")
-            return nil
-        }
-        return object
+        typed(value, at: path, "an object", \.objectValue)
     }
 
     /// The array at `path`, or `nil` after recording a problem.
     package mutating func array(_ value: JSONValue, at path: JSONPath) -> [JSONValue]? {
-        guard let array = value.arrayValue else {
-            problem(path, "must be an array, not \(value.typeName)", code: "wrong_type")
-            return nil
-        }
-        return array
+        typed(value, at: path, "an array", \.arrayValue)
     }
 
     /// The string at `path`, or `nil` after recording a problem.
     package mutating func string(_ value: JSONValue, at path: JSONPath) -> String? {
-        guard let string = value.stringValue else {
-            problem(path, "must be a string, not \(value.typeName)", code: "wrong_type")
-            return nil
-        }
-        return string
+        typed(value, at: path, "a string", \.stringValue)
     }
 
     /// The number at `path`, or `nil` after recording a problem.
     package mutating func number(_ value: JSONValue, at path: JSONPath) -> Double? {
-        guard let number = value.numberValue else {
-            problem(path, "must be a number, not \(value.typeName)", code: "wrong_type")
-            return nil
-        }
-        return number
+        typed(value, at: path, "a number", \.numberValue)
     }
 
     /// The bool at `path`, or `nil` after recording a problem.
     package mutating func bool(_ value: JSONValue, at path: JSONPath) -> Bool? {
-        guard let bool = value.boolValue else {
-            problem(path, "must be true or false, not \(value.typeName)", code: "wrong_type")
+        typed(value, at: path, "true or false", \.boolValue)
+    }
+
+    private mutating func typed<T>(_ value: JSONValue, at path: JSONPath, _ expected: String, _ extract: (JSONValue) -> T?) -> T? {
+        guard let typed = extract(value) else {
+            problem(path, "must be \(expected), not \(value.typeName)", code: "wrong_type")
             return nil
         }
-        return bool
+        return typed
     }
 
     /// A non-empty array of strings at `path`, or `nil` after recording a problem.

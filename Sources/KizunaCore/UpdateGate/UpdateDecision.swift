@@ -23,7 +23,6 @@ public struct UpdateDecision: Sendable, Hashable, Codable {
         case osBelowMinimum
         case osUpdateRecommended
         case maintenance
-        case noPolicy
     }
 
     public var action: Action

@@ -77,9 +77,16 @@ func randomBytes(_ count: Int) -> Data {
     SymmetricKey(size: .init(bitCount: count * 8)).withUnsafeBytes { Data($0) }
 }
 
-/// Lowercase hex.
+/// Lowercase hex. Table-driven: it runs per request for ETags, where `String(format:)` per byte is slow.
 func hex(_ data: Data) -> String {
-    data.map { String(format: "%02x", $0) }.joined()
+    let digits = Array("0123456789abcdef".utf8)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(data.count * 2)
+    for byte in data {
+        bytes.append(digits[Int(byte >> 4)])
+        bytes.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// Base64url without padding (RFC 4648 §5), safe in URLs and headers.

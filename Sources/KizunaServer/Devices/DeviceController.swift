@@ -78,16 +78,12 @@ struct DeviceController {
         return .object(root)
     }
 
-    private static let encoder: JSONEncoder = {
-        let encoder = WireFormat.encoder()
-        encoder.outputFormatting.insert(.sortedKeys)
-        return encoder
-    }()
+    private static let encoder = WireFormat.canonicalEncoder()
 
     /// The body with an ETag over its bytes, or 304 when `If-None-Match` names it.
     private static func conditional(_ value: some Encodable, version: Int64, request: Request) throws -> Response {
         let bytes = Array(try encoder.encode(value))
-        let digest = SHA256.hash(data: bytes).prefix(8).map { String(format: "%02x", $0) }.joined()
+        let digest = hex(Data(SHA256.hash(data: bytes).prefix(8)))
         let etag = "\"\(version)-\(digest)\""
         let headers: HTTPFields = [.eTag: etag, .cacheControl: "no-store"]
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag })

@@ -92,11 +92,7 @@ package struct DocumentSQLRepository: DocumentRepository {
         return published
     }
 
-    private static let encoder: JSONEncoder = {
-        let encoder = WireFormat.encoder()
-        encoder.outputFormatting.insert(.sortedKeys)
-        return encoder
-    }()
+    private static let encoder = WireFormat.canonicalEncoder()
 
     private static func select(app: String, kind: DocumentKind, _ db: any SQLDatabase) -> SQLSelectBuilder {
         db.select().columns(columns).from("published_documents")

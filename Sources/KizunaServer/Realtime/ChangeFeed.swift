@@ -73,12 +73,15 @@ package final class ChangeFeed: Service, Sendable {
         return Subscription(position: position, changes: stream, id: id)
     }
 
-    private func unsubscribe(_ id: UUID) {
-        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+    /// Ends `subscription`, for a subscriber that stops before iterating its stream to the end.
+    package func unsubscribe(_ subscription: Subscription) {
+        unsubscribe(subscription.id)?.finish()
     }
 
-    /// The number of live subscriptions.
-    package var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    @discardableResult
+    private func unsubscribe(_ id: UUID) -> AsyncStream<ChangeRecord>.Continuation? {
+        state.withLock { $0.subscribers.removeValue(forKey: id) }
+    }
 
     private func started() async {
         await withCheckedContinuation { continuation in

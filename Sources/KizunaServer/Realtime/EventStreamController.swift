@@ -37,32 +37,13 @@ struct EventStreamController {
         routes.get("/apps/{app}/events") { request, context in
             let app = try context.parameters.require("app")
             let resumeFrom = try Self.lastEventID(request)
-            let subscription = await feed.subscribe()
-            // Replay before going live: the subscription holds every change after its position, so the log
-            // covers (resumeFrom, position] and the stream the rest, with nothing missed or doubled.
-            var opening: [ByteBuffer] = [ByteBuffer(string: "retry: 2000\n\n")]
-            let oldest = try await database.withSession { try await ChangeLog.oldestSeq(on: $0) }
-            if let resumeFrom, resumeFrom >= (oldest ?? 1) - 1 {
-                var after = resumeFrom
-                while after < subscription.position {
-                    let cursor = after
-                    let batch = try await database.withSession {
-                        try await ChangeLog.read(after: cursor, limit: 500, kinds: Self.kinds, entityId: app, on: $0)
-                    }.filter { $0.seq <= subscription.position }
-                    opening += batch.map(Self.frame)
-                    guard let last = batch.last, batch.count == 500 else { break }
-                    after = last.seq
-                }
-            } else {
-                let entry = try await live.entry(app)
-                let snapshot = Snapshot(config: entry.configVersion, gate: entry.gateVersion, seq: subscription.position)
-                opening.append(Self.frame(event: "snapshot", id: subscription.position, data: snapshot))
-            }
-            let changes = subscription.changes.filter { $0.entityId == app && Self.kinds.contains($0.kind) }
-            let interval = keepAliveInterval
-            let preamble = opening
+            _ = try await live.entry(app)  // 404 for an unknown app, before the stream opens
             let body = ResponseBody { writer in
-                try await writer.write(contentsOf: preamble)
+                // The subscription lives inside the body, so it ends with the response however that ends.
+                let subscription = await feed.subscribe()
+                defer { feed.unsubscribe(subscription) }
+                try await writer.write(contentsOf: try await opening(app: app, resumeFrom: resumeFrom, position: subscription.position))
+                let changes = subscription.changes.filter { $0.entityId == app && Self.kinds.contains($0.kind) }
                 let (items, input) = AsyncStream.makeStream(of: ByteBuffer.self)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
@@ -71,7 +52,7 @@ struct EventStreamController {
                     }
                     group.addTask {
                         while !Task.isCancelled {
-                            try await Task.sleep(for: interval)
+                            try await Task.sleep(for: keepAliveInterval)
                             input.yield(ByteBuffer(string: ": keep-alive\n\n"))
                         }
                     }
@@ -88,6 +69,32 @@ struct EventStreamController {
         }
     }
 
+    /// What the stream starts with: a replay of the app's changes in `(resumeFrom, position]` from the log, or a
+    /// snapshot of the current versions when there is no `resumeFrom` or the log no longer reaches back to it.
+    ///
+    /// The subscription already holds every change after `position`, so nothing is missed or sent twice.
+    private func opening(app: String, resumeFrom: Int64?, position: Int64) async throws -> [ByteBuffer] {
+        var frames = [ByteBuffer(string: "retry: 2000\n\n")]
+        let oldest = try await database.withSession { try await ChangeLog.oldestSeq(on: $0) }
+        guard let resumeFrom, resumeFrom >= (oldest ?? 1) - 1 else {
+            // Loaded after subscribing: the feed drops cached entries before it moves its position.
+            let entry = try await live.entry(app)
+            let snapshot = Snapshot(config: entry.configVersion, gate: entry.gateVersion, seq: position)
+            return frames + [Self.frame(event: "snapshot", id: position, data: snapshot)]
+        }
+        var after = resumeFrom
+        while after < position {
+            let cursor = after
+            let batch = try await database.withSession {
+                try await ChangeLog.read(after: cursor, limit: 500, kinds: Self.kinds, entityId: app, on: $0)
+            }
+            frames += batch.filter { $0.seq <= position }.map(Self.frame)
+            guard let last = batch.last, batch.count == 500 else { break }
+            after = last.seq
+        }
+        return frames
+    }
+
     private static func lastEventID(_ request: Request) throws(KizunaError) -> Int64? {
         guard let text = request.headers[.init("Last-Event-ID")!] ?? request.uri.queryParameters["after"].map(String.init) else { return nil }
         guard let seq = Int64(text), seq >= 0 else {
@@ -96,11 +103,7 @@ struct EventStreamController {
         return seq
     }
 
-    private static let encoder: JSONEncoder = {
-        let encoder = WireFormat.encoder()
-        encoder.outputFormatting.insert(.sortedKeys)
-        return encoder
-    }()
+    private static let encoder = WireFormat.canonicalEncoder()
 
     static func frame(_ change: ChangeRecord) -> ByteBuffer {
         frame(event: change.kind, id: change.seq, data: Event(kind: change.kind, version: change.version, seq: change.seq))
