@@ -7,28 +7,49 @@ import KizunaCore
 
 /// Sends JSON requests to a Kizuna server and turns its error responses back into ``KizunaError``.
 ///
-/// Every failure surfaces as a `KizunaError`: server errors keep their code and message; a server that cannot be
-/// reached, times out or answers something that is not Kizuna's becomes `transport`.
+/// Every failure surfaces as a `KizunaError`: server errors keep their code and message (and `retryAfter` for
+/// throttling); a server that cannot be reached or answers something that is not Kizuna's becomes `transport`;
+/// a request that outlives ``timeout`` becomes `timeout`. The timeout is a deadline for the whole exchange, not
+/// an idle timer, so a server that trickles bytes cannot hold a caller past it.
 public struct KizunaHTTPClient: Sendable {
     /// The server's base URL, such as `http://127.0.0.1:8080`.
     public let baseURL: URL
     /// The bearer token sent with every request, if any.
     public let token: String?
-    /// How long a request may take.
-    public let timeout: TimeInterval
-    private let session: URLSession
+    /// The most a request may take, from sending to the last byte of the answer.
+    public let timeout: Duration
+    let session: URLSession
 
     /// Creates a client.
     /// - Parameters:
     ///   - baseURL: The server's base URL.
     ///   - token: A bearer token (an admin token for admin routes).
-    ///   - timeout: Per-request timeout in seconds (default 30).
+    ///   - timeout: The deadline for each request (default 30 seconds).
     ///   - session: The URL session to use.
-    public init(baseURL: URL, token: String? = nil, timeout: TimeInterval = 30, session: URLSession = .shared) {
+    public init(baseURL: URL, token: String? = nil, timeout: Duration = .seconds(30), session: URLSession = .shared) {
         self.baseURL = baseURL
         self.token = token
         self.timeout = timeout
         self.session = session
+    }
+
+    /// One answer: its status, headers and body. Only 2xx and 304 get this far; other statuses throw.
+    public struct Reply: Sendable {
+        /// The HTTP status.
+        public var status: Int
+        /// The response headers, by lower-case name.
+        public var headers: [String: String]
+        /// The body.
+        public var body: Data
+
+        /// Decodes the body as Kizuna JSON.
+        public func decode<Value: Decodable>(_ type: Value.Type, what: String) throws(KizunaError) -> Value {
+            do {
+                return try KizunaHTTPClient.decoder.decode(Value.self, from: body)
+            } catch {
+                throw KizunaError(.transport, "The server's answer to \(what) could not be read: \(error)")
+            }
+        }
     }
 
     /// Sends a request and decodes a JSON response.
@@ -36,34 +57,36 @@ public struct KizunaHTTPClient: Sendable {
     ///   - method: The HTTP method.
     ///   - path: A path starting with `/`.
     ///   - body: A value to send as JSON.
-    /// - Throws: `KizunaError` with the server's code, or `transport`.
+    ///   - headers: Extra request headers, such as `If-Match`.
+    /// - Throws: `KizunaError` with the server's code, `transport` or `timeout`.
     public func send<Response: Decodable>(
         _ method: String,
         _ path: String,
         body: (some Encodable)? = Optional<Never>.none,
+        headers: [String: String] = [:],
         as: Response.Type = Response.self
     ) async throws(KizunaError) -> Response {
-        let data = try await sendRaw(method, path, body: body)
-        do {
-            return try Self.decoder.decode(Response.self, from: data)
-        } catch {
-            throw KizunaError(.transport, "The server's answer to \(method) \(path) could not be read: \(error)")
-        }
+        try await exchange(method, path, body: body, headers: headers).decode(Response.self, what: "\(method) \(path)")
     }
 
     /// Sends a request whose response has no body of interest.
-    public func send(_ method: String, _ path: String, body: (some Encodable)? = Optional<Never>.none) async throws(KizunaError) {
-        _ = try await sendRaw(method, path, body: body)
+    public func send(
+        _ method: String, _ path: String, body: (some Encodable)? = Optional<Never>.none, headers: [String: String] = [:]
+    )
+        async throws(KizunaError)
+    {
+        _ = try await exchange(method, path, body: body, headers: headers)
     }
 
-    private func sendRaw(_ method: String, _ path: String, body: (some Encodable)?) async throws(KizunaError) -> Data {
-        guard let url = URL(string: path, relativeTo: baseURL) else {
-            throw KizunaError(.badRequest, "'\(path)' is not a valid path.")
-        }
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.httpMethod = method
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    /// Sends a request and returns the raw answer (2xx or 304).
+    /// - Throws: `KizunaError` with the server's code, `transport` or `timeout`.
+    public func exchange(
+        _ method: String,
+        _ path: String,
+        body: (some Encodable)? = Optional<Never>.none,
+        headers: [String: String] = [:]
+    ) async throws(KizunaError) -> Reply {
+        var request = try makeRequest(method, path, headers: headers)
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             do {
@@ -72,25 +95,84 @@ public struct KizunaHTTPClient: Sendable {
                 throw KizunaError(.badRequest, "The request body could not be encoded: \(error)")
             }
         }
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await session.data(for: request)
-        } catch {
-            throw KizunaError(.transport, "Could not reach \(baseURL.absoluteString): \(error.localizedDescription)")
+        let (data, http) = try await perform(request, what: "\(method) \(path)")
+        guard (200..<300).contains(http.statusCode) || http.statusCode == 304 else {
+            throw Self.error(status: http.statusCode, headers: http, body: data, what: "\(method) \(path)")
         }
-        guard let http = response as? HTTPURLResponse else {
-            throw KizunaError(.transport, "The answer from \(baseURL.absoluteString) was not HTTP.")
+        return Reply(status: http.statusCode, headers: Self.headers(of: http), body: data)
+    }
+
+    func makeRequest(_ method: String, _ path: String, headers: [String: String] = [:]) throws(KizunaError) -> URLRequest {
+        guard let url = URL(string: path, relativeTo: baseURL) else {
+            throw KizunaError(.badRequest, "'\(path)' is not a valid path.")
         }
-        guard (200..<300).contains(http.statusCode) else {
-            if let envelope = try? Self.decoder.decode(ErrorEnvelope.self, from: data) {
-                throw envelope.kizunaError
+        var request = URLRequest(url: url, timeoutInterval: timeout.seconds)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// Runs the request under the deadline: whichever ends first, the exchange or the timer, cancels the other.
+    private func perform(_ request: URLRequest, what: String) async throws(KizunaError) -> (Data, HTTPURLResponse) {
+        let session = session
+        let timeout = timeout
+        let outcome: Result<(Data, URLResponse), any Error>? = await withTaskGroup(of: Result<(Data, URLResponse), any Error>?.self) { group in
+            group.addTask {
+                do { return .success(try await session.data(for: request)) } catch { return .failure(error) }
             }
-            throw KizunaError(.transport, "\(method) \(path) answered HTTP \(http.statusCode) without a Kizuna error body.")
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
-        return data
+        switch outcome {
+        case nil:
+            throw KizunaError(.timeout, "\(what) got no answer from \(baseURL.absoluteString) within \(timeout.seconds) seconds.")
+        case .failure(let error):
+            if Task.isCancelled { throw KizunaError(.transport, "\(what) was cancelled.") }
+            if (error as? URLError)?.code == .timedOut {
+                throw KizunaError(.timeout, "\(what) got no answer from \(baseURL.absoluteString) within \(timeout.seconds) seconds.")
+            }
+            throw KizunaError(.transport, "Could not reach \(baseURL.absoluteString): \(error.localizedDescription)")
+        case .success(let (data, response)):
+            guard let http = response as? HTTPURLResponse else {
+                throw KizunaError(.transport, "The answer from \(baseURL.absoluteString) was not HTTP.")
+            }
+            return (data, http)
+        }
+    }
+
+    /// The error an answer with a failing status stands for: the server's envelope, with `Retry-After` filled
+    /// in from the header when the body leaves it out.
+    static func error(status: Int, headers: HTTPURLResponse, body: Data, what: String) -> KizunaError {
+        guard var error = try? decoder.decode(ErrorEnvelope.self, from: body).kizunaError else {
+            return KizunaError(.transport, "\(what) answered HTTP \(status) without a Kizuna error body.")
+        }
+        if error.retryAfter == nil, let header = headers.value(forHTTPHeaderField: "Retry-After"), let seconds = Int(header) {
+            error.retryAfter = seconds
+        }
+        return error
+    }
+
+    static func headers(of response: HTTPURLResponse) -> [String: String] {
+        var headers: [String: String] = [:]
+        for case (let name as String, let value as String) in response.allHeaderFields { headers[name.lowercased()] = value }
+        return headers
     }
 
     static let encoder = WireFormat.encoder()
     static let decoder = WireFormat.decoder()
+}
+
+extension Duration {
+    /// The duration in seconds, as Foundation wants it.
+    var seconds: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
 }

@@ -12,24 +12,8 @@ import Testing
 @Suite("AdminClient against kizuna serve")
 struct AdminClientTests {
     @Test func appsRoundTripAndServerErrorsComeBackTyped() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-client-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        let parts = try await ServerParts(
-            configuration: KizunaConfiguration(port: 0, database: .sqlite(dataDirectory: directory.path), logLevel: .warning) { announce.yield($0) }
-        )
-        let group = ServiceGroup(services: [parts.application { listening.yield($0) }], logger: parts.logger)
-        let port = try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            var portIterator = ports.makeAsyncIterator()
-            let port = try #require(await portIterator.next())
-            var tokenIterator = tokens.makeAsyncIterator()
-            let token = try #require(await tokenIterator.next()).token
-            #expect(await parts.readiness.settled() == .ready)
-            let server = try #require(URL(string: "http://127.0.0.1:\(port)"))
-            let admin = AdminClient(server: server, token: token)
-
+        let port = try await LiveServer.run { server in
+            let admin = server.admin
             let created = try await admin.createApp(
                 NewApp(id: "my-app", name: "My App", platform: .ios, bundleId: "com.example.app", teamId: "ABCDE12345"))
             #expect(try await admin.app(id: "my-app") == created)
@@ -41,16 +25,13 @@ struct AdminClientTests {
                 _ = try await admin.createApp(NewApp(id: "Nope", name: "", platform: .ios, bundleId: "x"))
             }
             #expect(invalid?.code == .validationFailed && (invalid?.details.count ?? 0) >= 4)
-            let unauthorized = await #expect(throws: KizunaError.self) { _ = try await AdminClient(server: server, token: "kza_bad").apps() }
+            let unauthorized = await #expect(throws: KizunaError.self) { _ = try await AdminClient(server: server.url, token: "kza_bad").apps() }
             #expect(unauthorized?.code == .unauthorized)
 
             try await admin.deleteApp(id: "my-app")
             let missing = await #expect(throws: KizunaError.self) { _ = try await admin.app(id: "my-app") }
             #expect(missing?.code == .notFound)
-
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
-            return port
+            return server.port
         }
         // After the server drained, nothing listens on its port any more: the client reports a transport error.
         let unreachable = await #expect(throws: KizunaError.self) {

@@ -99,4 +99,6 @@ extension KizunaError.Code {
     public static let storeTooNew: Self = "store_too_new"
     /// The server could not be reached or answered something that is not Kizuna's.
     public static let transport: Self = "transport"
+    /// The server did not answer within the client's timeout (raised by the SDK, never sent by the server).
+    public static let timeout: Self = "timeout"
 }

@@ -62,3 +62,16 @@ public enum JSONValue: Sendable, Hashable, Codable {
     /// The member `key` of an object, or `nil`.
     public subscript(key: String) -> JSONValue? { objectValue?[key] }
 }
+
+/// Literals, so defaults and test documents read like JSON: `["greeting": "hi", "limit": 10, "on": true]`.
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(Dictionary(elements) { _, last in last }) }
+    public init(nilLiteral: ()) { self = .null }
+}

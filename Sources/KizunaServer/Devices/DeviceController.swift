@@ -31,17 +31,20 @@ struct DeviceController {
         var values: [String: JSONValue]
     }
 
-    /// The gate's decision plus the policy it came from, trimmed for this device, for deciding offline.
+    /// The gate's decision plus what the SDK needs to decide offline: the policy it came from, trimmed for this
+    /// device, and the app's store URL (the default link).
     struct CheckResult: Encodable {
         var decision: UpdateDecision
         var policy: JSONValue
+        var storeURL: String?
 
-        private enum CodingKeys: String, CodingKey { case policy }
+        private enum CodingKeys: String, CodingKey { case policy, storeURL }
 
         func encode(to encoder: any Encoder) throws {
             try decision.encode(to: encoder)
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(policy, forKey: .policy)
+            try container.encodeIfPresent(storeURL, forKey: .storeURL)
         }
     }
 
@@ -56,7 +59,8 @@ struct DeviceController {
             let (app, body, evaluation) = try await prepare(request, context)
             let entry = try await live.entry(app, atLeast: body.knownVersion.map { (.gate, $0) })
             let decision = entry.policy.decide(evaluation, policyVersion: Int(entry.gateVersion), storeURL: entry.app.storeURL)
-            let result = CheckResult(decision: decision, policy: Self.trimmed(entry.policy.source, for: body.device.installId))
+            let result = CheckResult(
+                decision: decision, policy: Self.trimmed(entry.policy.source, for: body.device.installId), storeURL: entry.app.storeURL)
             return try Self.conditional(result, version: entry.gateVersion, request: request)
         }
     }

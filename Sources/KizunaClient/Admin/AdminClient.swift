@@ -3,7 +3,7 @@ import KizunaCore
 
 /// The admin API (`/v1/admin/…`), for tools and scripts that hold an admin token.
 public struct AdminClient: Sendable {
-    private let http: KizunaHTTPClient
+    let http: KizunaHTTPClient
 
     /// Creates an admin client.
     /// - Parameters:
@@ -38,7 +38,7 @@ public struct AdminClient: Sendable {
         try await http.send("DELETE", "/v1/admin/apps/\(try Self.segment(id))")
     }
 
-    private static func segment(_ id: String) throws(KizunaError) -> String {
+    static func segment(_ id: String) throws(KizunaError) -> String {
         guard let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) else {
             throw KizunaError(.badRequest, "'\(id)' cannot be used as an app id.", field: "id")
         }

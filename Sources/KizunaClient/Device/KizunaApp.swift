@@ -1,0 +1,135 @@
+import Foundation
+import KizunaCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One app's connection to its Kizuna server: where the server is, which app this is, what the device says about
+/// itself, and the directory the SDK keeps its state in.
+///
+/// ``RemoteConfig`` and ``UpdateGate`` are built on it. Create one at launch and share it:
+///
+/// ```swift
+/// let app = try KizunaApp(
+///     server: URL(string: "https://api.example.com")!,
+///     appId: "shop",
+///     directory: URL.applicationSupportDirectory.appending(path: "Kizuna"),
+///     device: try .current()
+/// )
+/// ```
+public struct KizunaApp: Sendable {
+    /// The server's base URL.
+    public let server: URL
+    /// The app's id on the server.
+    public let appId: String
+    /// What the device says about itself; ``DeviceContext/installId`` is always set.
+    public let device: DeviceContext
+    let files: FileStore
+    let http: KizunaHTTPClient
+
+    /// Creates the connection and, on first use, the install id.
+    /// - Parameters:
+    ///   - server: The server's base URL.
+    ///   - appId: The app's id on the server.
+    ///   - directory: Where the SDK keeps its files (created if missing). Use Application Support, not Caches:
+    ///     the last activated config and the last gate decision must survive the system clearing caches.
+    ///   - device: The device context. When its `installId` is `nil`, the SDK creates a random one on first use
+    ///     and keeps it in `directory`.
+    ///   - timeout: The deadline for each request (default 10 seconds); an offline device falls back to stored
+    ///     state after at most this long.
+    ///   - session: The URL session to use.
+    /// - Throws: `bad_request` when `directory` cannot be created or written.
+    public init(
+        server: URL,
+        appId: String,
+        directory: URL,
+        device: DeviceContext,
+        timeout: Duration = .seconds(10),
+        session: URLSession = .shared
+    ) throws(KizunaError) {
+        self.server = server
+        self.appId = appId
+        files = try FileStore(directory: directory)
+        var device = device
+        if device.installId == nil {
+            device.installId = try Self.installId(in: files)
+        }
+        self.device = device
+        http = KizunaHTTPClient(baseURL: server, timeout: timeout, session: session)
+    }
+
+    /// The deadline for each request.
+    public var timeout: Duration { http.timeout }
+
+    /// The app's path prefix on the server, with the id percent-encoded.
+    var path: String {
+        "/v1/apps/" + (appId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? appId)
+    }
+
+    /// The body of `config:fetch` and `gate:check`: the device context plus the newest version the device heard of.
+    struct DeviceRequest: Encodable {
+        var device: DeviceContext
+        var knownVersion: Int64?
+
+        private enum CodingKeys: String, CodingKey { case knownVersion }
+
+        func encode(to encoder: any Encoder) throws {
+            try device.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(knownVersion, forKey: .knownVersion)
+        }
+    }
+
+    private static func installId(in files: FileStore) throws(KizunaError) -> String {
+        if let existing = files.read(String.self, from: "install-id.json", format: 1) { return existing }
+        let created = UUID().uuidString.lowercased()
+        try files.write(created, to: "install-id.json", format: 1)
+        return created
+    }
+}
+
+extension DeviceContext {
+    /// The context of the running app: version and build from `bundle`, the OS version, the current locale and
+    /// region.
+    /// - Parameters:
+    ///   - bundle: The app's bundle (default `.main`).
+    ///   - attributes: Custom attributes for conditions.
+    /// - Throws: `validation_failed` when the bundle has no `CFBundleShortVersionString`.
+    public static func current(bundle: Bundle = .main, attributes: [String: AttributeValue]? = nil) throws(KizunaError) -> DeviceContext {
+        guard let version = bundle.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String else {
+            throw KizunaError(
+                .validationFailed, "The bundle at \(bundle.bundlePath) has no CFBundleShortVersionString; pass the app version yourself.",
+                field: "appVersion")
+        }
+        let os = ProcessInfo.processInfo.operatingSystemVersion
+        return DeviceContext(
+            appVersion: version,
+            buildNumber: bundle.object(forInfoDictionaryKey: "CFBundleVersion") as? String,
+            platform: .running,
+            osVersion: "\(os.majorVersion).\(os.minorVersion).\(os.patchVersion)",
+            locale: Locale.preferredLanguages.first ?? Locale.current.identifier,
+            country: Locale.current.region?.identifier,
+            attributes: attributes
+        )
+    }
+}
+
+extension Platform {
+    /// The platform this code runs on, or `nil` off Apple platforms.
+    static var running: Platform? {
+        #if os(iOS)
+            .ios
+        #elseif os(macOS)
+            .macos
+        #elseif os(tvOS)
+            .tvos
+        #elseif os(watchOS)
+            .watchos
+        #elseif os(visionOS)
+            .visionos
+        #else
+            nil
+        #endif
+    }
+}

@@ -1,0 +1,17 @@
+import Foundation
+
+/// A value guarded by a lock, so the SDK's objects can answer reads synchronously from any thread.
+///
+/// Critical sections only touch memory; file writes and network calls happen outside them.
+final class Locked<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}

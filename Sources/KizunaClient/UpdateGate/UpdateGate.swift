@@ -1,0 +1,188 @@
+import Foundation
+import KizunaCore
+
+/// The update gate on the device: whether this version may run, should update, or must wait out maintenance.
+///
+/// Call ``check()`` at launch and whenever the app becomes active, and present what it says when
+/// ``Check/shouldPresent`` is true:
+/// - `require` and `maintenance` are kept on disk and stay in force until a later check clears them, so
+///   ``current`` blocks the app at the next launch even before the network answers — the alert that presents
+///   itself again, without tying the SDK to UIKit.
+/// - `recommend` is presented at most once per nag interval, counted across launches.
+/// - Offline (or throttled, or with the server failing) the gate decides from the last policy it received, with
+///   the same decision function the server uses, so a scheduled maintenance window or OS deadline still begins
+///   and ends on time.
+public final class UpdateGate: Sendable {
+    /// Where a decision came from.
+    public enum Source: String, Sendable, Hashable, Codable {
+        /// The server decided just now.
+        case server
+        /// The server could not be asked; the last policy it sent decided.
+        case cachedPolicy
+        /// The server could not be asked and no policy was ever received.
+        case noPolicy
+    }
+
+    /// The answer of ``check()``.
+    public struct Check: Sendable, Hashable {
+        /// The decision.
+        public var decision: UpdateDecision
+        /// Where it came from.
+        public var source: Source
+        /// Whether to present it now: always for `require` and `maintenance`, for `recommend` when the nag
+        /// interval has passed since it was last presented, never for `none`.
+        public var shouldPresent: Bool
+    }
+
+    struct Stored: Codable, Sendable {
+        var policy: JSONValue?
+        var policyVersion: Int = 0
+        var storeURL: String?
+        var decision: UpdateDecision?
+        var lastRecommendedAt: Date?
+    }
+
+    let app: KizunaApp
+    let now: @Sendable () -> Date
+    let state: Locked<Stored>
+    private let writes = NSLock()
+
+    static let file = "update-gate.json"
+    static let format = 1
+
+    /// Creates the gate, loading the last decision and policy from the app's directory.
+    /// - Parameters:
+    ///   - app: The app's connection.
+    ///   - now: The clock (for tests).
+    public init(app: KizunaApp, now: @escaping @Sendable () -> Date = Date.init) {
+        self.app = app
+        self.now = now
+        state = Locked(app.files.read(Stored.self, from: Self.file, format: Self.format) ?? Stored())
+    }
+
+    /// The last decision, kept across launches: block the app at launch while it is `require` or `maintenance`.
+    public var current: UpdateDecision? { state.withLock { $0.decision } }
+
+    /// Asks the server for the decision, or decides from the last policy when the server cannot be asked.
+    /// - Throws: Only errors a retry cannot fix: `not_found` (wrong app id), `validation_failed` (the device
+    ///   context's versions do not parse), `unauthorized`, `forbidden`, `bad_request`.
+    public func check() async throws(KizunaError) -> Check {
+        try await check(knownVersion: nil)
+    }
+
+    func check(knownVersion: Int64?) async throws(KizunaError) -> Check {
+        let cachedVersion = state.withLock { Int64($0.policyVersion) }
+        let known = [knownVersion, cachedVersion > 0 ? cachedVersion : nil].compactMap { $0 }.max()
+        do {
+            let reply = try await app.http.exchange(
+                "POST", app.path + "/gate:check", body: KizunaApp.DeviceRequest(device: app.device, knownVersion: known))
+            let answer = try reply.decode(ServerAnswer.self, what: "gate:check")
+            state.withLock {
+                $0.policy = answer.policy
+                $0.policyVersion = answer.decision.policyVersion
+                $0.storeURL = answer.storeURL
+            }
+            return try record(answer.decision, source: .server)
+        } catch  where Self.canFallBack(error) {
+            return try record(offlineDecision(), source: offlineSource)
+        }
+    }
+
+    /// Decides from the cached policy; without one, keeps a blocking decision in force and otherwise lets the
+    /// app run.
+    private func offlineDecision() throws(KizunaError) -> UpdateDecision {
+        let (source, version, storeURL, last) = state.withLock { ($0.policy, $0.policyVersion, $0.storeURL, $0.decision) }
+        if let source, let policy = try? GatePolicy(parsing: source) {
+            let context = try EvaluationContext(device: app.device, appId: app.appId, now: now())
+            return policy.decide(context, policyVersion: version, storeURL: storeURL)
+        }
+        if let last, last.isBlocking { return last }
+        return UpdateDecision(action: .none, reason: .upToDate, policyVersion: 0)
+    }
+
+    private var offlineSource: Source { state.withLock { $0.policy == nil ? .noPolicy : .cachedPolicy } }
+
+    /// Stores the decision and works out whether to present it.
+    private func record(_ decision: UpdateDecision, source: Source) throws(KizunaError) -> Check {
+        let now = now()
+        let present = state.withLock { stored -> Bool in
+            stored.decision = decision
+            switch decision.action {
+            case .none: return false
+            case .require, .maintenance: return true
+            case .recommend:
+                let interval = TimeInterval(decision.nagInterval ?? GatePolicy.defaultNagInterval)
+                if let last = stored.lastRecommendedAt, now.timeIntervalSince(last) < interval { return false }
+                stored.lastRecommendedAt = now
+                return true
+            }
+        }
+        try persist()
+        return Check(decision: decision, source: source, shouldPresent: present)
+    }
+
+    /// Errors after which the cached policy decides: the server is unreachable, slow, throttling or failing.
+    static func canFallBack(_ error: KizunaError) -> Bool {
+        [.transport, .timeout, .throttled, .rateLimited, .unavailable, .internalError].contains(error.code)
+    }
+
+    private struct ServerAnswer: Decodable {
+        var decision: UpdateDecision
+        var policy: JSONValue
+        var storeURL: String?
+
+        private enum CodingKeys: String, CodingKey { case policy, storeURL }
+
+        init(from decoder: any Decoder) throws {
+            decision = try UpdateDecision(from: decoder)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            policy = try container.decode(JSONValue.self, forKey: .policy)
+            storeURL = try container.decodeIfPresent(String.self, forKey: .storeURL)
+        }
+    }
+
+    func persist() throws(KizunaError) {
+        writes.lock()
+        defer { writes.unlock() }
+        try app.files.write(state.withLock { $0 }, to: Self.file, format: Self.format)
+    }
+}
+
+extension UpdateGate {
+    /// A fresh ``Check`` each time a new gate policy is published, for as long as this is iterated — so a
+    /// `require` or `maintenance` can be presented the moment it is published, not at the next launch.
+    public func updates() -> UpdateGateUpdates {
+        UpdateGateUpdates(gate: self)
+    }
+}
+
+/// The sequence behind ``UpdateGate/updates()``.
+public struct UpdateGateUpdates: AsyncSequence, Sendable {
+    public typealias Element = UpdateGate.Check
+
+    let gate: UpdateGate
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(gate: gate, events: gate.app.events().makeAsyncIterator())
+    }
+
+    /// Iterates ``UpdateGateUpdates``.
+    public struct Iterator: AsyncIteratorProtocol {
+        let gate: UpdateGate
+        var events: AppEvents.Iterator
+
+        public mutating func next() async throws -> UpdateGate.Check? {
+            while let event = try await events.next() {
+                let version: Int64
+                switch event {
+                case .snapshot(_, let gate): version = gate
+                case .gate(let published): version = published
+                case .config: continue
+                }
+                guard version > gate.state.withLock({ Int64($0.policyVersion) }) else { continue }
+                return try await gate.check(knownVersion: version)
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Hummingbird
+import KizunaCore
+import Logging
+import ServiceLifecycle
+import Testing
+
+@testable import KizunaClient
+@testable import KizunaServer
+
+/// A real `kizuna serve` (embedded SQLite) on a loopback port, for SDK tests.
+struct LiveServer {
+    let url: URL
+    let port: Int
+    let admin: AdminClient
+    let parts: ServerParts
+    let directory: URL
+
+    /// Starts a server, runs `body` against it, then shuts it down gracefully (open event streams end).
+    ///
+    /// - Parameter announcesToken: Whether the store is new, so the server announces a first admin token (a
+    ///   second instance over the same store does not; its `admin` client then has no token).
+    static func run<Result: Sendable>(
+        announcesToken: Bool = true,
+        configure: (inout KizunaConfiguration) -> Void = { _ in },
+        _ body: (LiveServer) async throws -> Result
+    ) async throws -> Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-live-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        var configuration = KizunaConfiguration(port: 0, database: .sqlite(dataDirectory: directory.path), logLevel: .warning) {
+            announce.yield($0)
+        }
+        configure(&configuration)
+        let parts = try await ServerParts(configuration: configuration)
+        let group = ServiceGroup(services: [parts.application { listening.yield($0) }], logger: parts.logger)
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            do {
+                var portIterator = ports.makeAsyncIterator()
+                let port = try #require(await portIterator.next())
+                var tokenIterator = tokens.makeAsyncIterator()
+                let token = announcesToken ? try #require(await tokenIterator.next()).token : ""
+                #expect(await parts.readiness.settled() == .ready)
+                let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
+                let server = LiveServer(url: url, port: port, admin: AdminClient(server: url, token: token), parts: parts, directory: directory)
+                let result = try await body(server)
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+                return result
+            } catch {
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                throw error
+            }
+        }
+    }
+
+    /// Registers the app `shop` with a store URL.
+    func createShop() async throws {
+        _ = try await admin.createApp(NewApp(id: "shop", name: "Shop", platform: .ios, bundleId: "com.example.shop", teamId: "ABCDE12345"))
+        _ = try await admin.updateApp(id: "shop", AppPatch(storeURL: .set("https://apps.apple.com/app/id1")))
+    }
+
+    /// Publishes over whatever is live.
+    @discardableResult
+    func publish(_ kind: AdminClient.DocumentKind, _ json: String) async throws -> AdminClient.Document {
+        let document = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+        return try await admin.publish(kind, app: "shop", document: document, message: "test", expecting: .any)
+    }
+
+    /// An SDK connection for app `shop` with its own state directory.
+    func app(version: String, directory: URL? = nil, timeout: Duration = .seconds(10), installId: String? = nil) throws -> KizunaApp {
+        try KizunaApp(
+            server: url, appId: "shop", directory: directory ?? Self.temporaryDirectory(),
+            device: DeviceContext(appVersion: version, platform: .ios, osVersion: "17.5", locale: "ja-JP", installId: installId),
+            timeout: timeout)
+    }
+
+    static func temporaryDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-sdk-\(UUID().uuidString)")
+    }
+}
