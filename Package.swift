@@ -95,7 +95,11 @@ let package = Package(
             name: "kizunaTests",
             dependencies: [
                 "kizuna",
+                "KizunaClient",
+                "KizunaCore",
                 "KizunaServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],

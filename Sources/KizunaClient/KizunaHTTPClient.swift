@@ -109,7 +109,7 @@ public struct KizunaHTTPClient: Sendable {
         var request = URLRequest(url: url, timeoutInterval: timeout.seconds)
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let token, !token.isEmpty { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         return request
     }

@@ -13,7 +13,9 @@ struct Kizuna: AsyncParsableCommand {
             running server take --server/--token.
             """,
         version: KizunaVersion.current,
-        subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, AppCommand.self, VersionCommand.self]
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, AdminCommand.self, AppCommand.self, ConfigCommand.self, GateCommand.self, VersionCommand.self,
+        ]
     )
 }
 

@@ -44,12 +44,13 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Admin token (kza_…). Env: KIZUNA_TOKEN.")
     var token: String?
 
-    func client(_ environment: Environment) throws -> AdminClient {
+    /// - Parameter requireToken: `false` for device routes (`gate check`), which need no admin token.
+    func client(_ environment: Environment, requireToken: Bool = true) throws -> AdminClient {
         let base = server ?? environment["KIZUNA_SERVER"] ?? "http://127.0.0.1:8080"
         guard let url = URL(string: base), let scheme = url.scheme, ["http", "https"].contains(scheme.lowercased()), url.host != nil else {
             throw ValidationError("--server must be an http:// or https:// URL, got '\(base)'.")
         }
-        guard let token = token ?? environment["KIZUNA_TOKEN"] else {
+        guard let token = token ?? environment["KIZUNA_TOKEN"] ?? (requireToken ? nil : "") else {
             throw ValidationError("An admin token is needed: pass --token or set KIZUNA_TOKEN.")
         }
         return AdminClient(server: url, token: token)

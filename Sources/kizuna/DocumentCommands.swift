@@ -1,0 +1,207 @@
+import ArgumentParser
+import Foundation
+import KizunaClient
+import KizunaCore
+
+/// What `kizuna config` and `kizuna gate` share: both documents are versioned the same way on the server.
+protocol DocumentCommandKind {
+    static var kind: AdminClient.DocumentKind { get }
+    /// "config template" or "gate policy".
+    static var title: String { get }
+}
+
+enum ConfigDocument: DocumentCommandKind {
+    static let kind = AdminClient.DocumentKind.config
+    static let title = "config template"
+}
+
+enum GateDocument: DocumentCommandKind {
+    static let kind = AdminClient.DocumentKind.gate
+    static let title = "gate policy"
+}
+
+/// `--app`, shared by every document command.
+struct AppOption: ParsableArguments {
+    @Option(help: "The app's id. Env: KIZUNA_APP.")
+    var app: String?
+
+    func id(_ environment: Environment) throws -> String {
+        guard let app = app ?? environment["KIZUNA_APP"], !app.isEmpty else {
+            throw ValidationError("Name the app: pass --app or set KIZUNA_APP.")
+        }
+        return app
+    }
+}
+
+/// The app a command works on and how to reach its server: `--app`, `--server`, `--token`, `--json`.
+struct AppTarget: ParsableArguments {
+    @OptionGroup var app: AppOption
+    @OptionGroup var server: ServerOptions
+    @OptionGroup var output: OutputOptions
+
+    /// The admin client and the app id, from flags or the environment.
+    func resolve(requireToken: Bool = true) throws -> (client: AdminClient, app: String) {
+        (try server.client(.process, requireToken: requireToken), try app.id(.process))
+    }
+}
+
+/// `--expect-version`: the optimistic-concurrency guard of every write.
+struct ExpectOption: ParsableArguments {
+    @Option(
+        name: .customLong("expect-version"),
+        help: "Publish only if the live version is still this one (If-Match); without it, publish over whatever is live.")
+    var version: Int64?
+
+    var precondition: AdminClient.Precondition { version.map(AdminClient.Precondition.version) ?? .any }
+}
+
+struct PublishDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "publish",
+            abstract: "Publish a \(Kind.title) from a JSON file as a new version.",
+            discussion: "A document that fails validation is refused with every problem listed, and the live one stays."
+        )
+    }
+
+    @Option(name: .shortAndLong, help: "The JSON document, or - for standard input.") var file: String
+    @Option(name: .shortAndLong, help: "Why: recorded in the history.") var message: String?
+    @Flag(name: .customLong("validate-only"), help: "Only check the document; publish nothing.") var validateOnly = false
+    @OptionGroup var expect: ExpectOption
+    @OptionGroup var target: AppTarget
+
+    func run() async throws {
+        let (client, app) = try target.resolve()
+        let document = try readDocument(file)
+        if validateOnly {
+            let result = try await reportingErrors { try await client.validate(Kind.kind, app: app, document: document) }
+            if target.output.json { return try target.output.printJSON(result) }
+            return print("The \(Kind.title) is valid (live version: \(result.currentVersion)).")
+        }
+        let published = try await reportingErrors {
+            try await client.publish(Kind.kind, app: app, document: document, message: message, expecting: expect.precondition)
+        }
+        if target.output.json { return try target.output.printJSON(published) }
+        print("Published \(Kind.title) version \(published.version) of \(app).")
+    }
+}
+
+struct HistoryOfDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "history", abstract: "List kept versions of the \(Kind.title), newest first.")
+    }
+
+    @Option(help: "At most this many (1–300).") var limit = 50
+    @Option(help: "Only versions older than this one.") var before: Int64?
+    @OptionGroup var target: AppTarget
+
+    func validate() throws {
+        guard (1...300).contains(limit) else { throw ValidationError("--limit must be between 1 and 300, got \(limit).") }
+    }
+
+    func run() async throws {
+        let (client, app) = try target.resolve()
+        let versions = try await reportingErrors { try await client.history(Kind.kind, app: app, limit: limit, before: before) }
+        if target.output.json { return try target.output.printJSON(versions) }
+        if versions.isEmpty { return print("No \(Kind.title) published for \(app) yet.") }
+        for version in versions {
+            let rollback = version.rollbackOf.map { " (rollback to \($0))" } ?? ""
+            print("\(version.version)  \(version.publishedAt.formatted(.iso8601))  \(version.author)  \(version.message ?? "")\(rollback)")
+        }
+    }
+}
+
+struct ShowDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "show", abstract: "Print the live \(Kind.title), or a kept version of it.")
+    }
+
+    @Argument(help: "A version from `history`; the live one when left out.") var version: Int64?
+    @OptionGroup var target: AppTarget
+
+    func run() async throws {
+        let (client, app) = try target.resolve()
+        let document = try await reportingErrors {
+            if let version {
+                try await client.document(Kind.kind, app: app, version: version)
+            } else {
+                try await client.document(Kind.kind, app: app)
+            }
+        }
+        try printDocument(document, output: target.output)
+    }
+}
+
+struct DiffDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "diff", abstract: "Show what changed in the \(Kind.title) between two versions.")
+    }
+
+    @Argument(help: "The older version.") var from: Int64
+    @Argument(help: "The newer version; the live one when left out.") var to: Int64?
+    @OptionGroup var target: AppTarget
+
+    func run() async throws {
+        let (client, app) = try target.resolve()
+        let diff = try await reportingErrors { try await client.diff(Kind.kind, app: app, from: from, to: to) }
+        if target.output.json { return try target.output.printJSON(diff) }
+        if diff.changes.isEmpty { return print("Versions \(diff.from) and \(diff.to) are the same.") }
+        for change in diff.changes {
+            switch change.kind {
+            case .added: print("+ \(change.path): \(compact(change.after))")
+            case .removed: print("- \(change.path): \(compact(change.before))")
+            case .changed: print("~ \(change.path): \(compact(change.before)) -> \(compact(change.after))")
+            }
+        }
+    }
+}
+
+struct RollbackDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "rollback", abstract: "Publish a kept version of the \(Kind.title) again, as a new version.")
+    }
+
+    @Argument(help: "The version to restore.") var version: Int64
+    @Option(name: .shortAndLong, help: "Why: recorded in the history.") var message: String?
+    @OptionGroup var expect: ExpectOption
+    @OptionGroup var target: AppTarget
+
+    func run() async throws {
+        let (client, app) = try target.resolve()
+        let published = try await reportingErrors {
+            try await client.rollback(Kind.kind, app: app, to: version, message: message, expecting: expect.precondition)
+        }
+        if target.output.json { return try target.output.printJSON(published) }
+        print("Rolled the \(Kind.title) of \(app) back to version \(version), published as version \(published.version).")
+    }
+}
+
+/// Reads a JSON document from a file or standard input, naming the file when it is not JSON.
+func readDocument(_ path: String) throws -> JSONValue {
+    let data: Data
+    do {
+        data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+        throw ValidationError("Could not read \(path): \(error.localizedDescription)")
+    }
+    do {
+        return try JSONDecoder().decode(JSONValue.self, from: data)
+    } catch {
+        throw ValidationError("\(path == "-" ? "Standard input" : path) is not JSON: \(error)")
+    }
+}
+
+/// A document's metadata as text, then its body as pretty JSON (or the whole record with `--json`).
+func printDocument(_ document: AdminClient.Document, output: OutputOptions) throws {
+    if output.json { return try output.printJSON(document) }
+    var stderr = StandardError()
+    let rollback = document.rollbackOf.map { ", rollback to \($0)" } ?? ""
+    print("# version \(document.version) by \(document.author) at \(document.publishedAt.formatted(.iso8601))\(rollback)", to: &stderr)
+    try output.printJSON(document.document)
+}
+
+/// A value on one line, for diffs.
+func compact(_ value: JSONValue?) -> String {
+    guard let value, let data = try? WireFormat.canonicalEncoder().encode(value) else { return "(none)" }
+    return String(decoding: data, as: UTF8.self)
+}
