@@ -2,6 +2,8 @@ import ArgumentParser
 import Hummingbird
 import KizunaServer
 import Logging
+import NIOCore
+import NIOPosix
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -83,8 +85,12 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Run Swift concurrency on NIO's event loops: a request's handler then resumes on the thread that owns its
+        // connection instead of hopping to the global pool and back twice per request.
+        let onEventLoops = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         let configuration = try configuration(.process)
         bootstrapLogging(level: configuration.logLevel)
+        if !onEventLoops { Logger(label: "kizuna").debug("Swift concurrency stays on its default executor.") }
         try await reportingErrors {
             let app = try await buildApplication(configuration: configuration)
             try await app.runService()
