@@ -55,7 +55,11 @@ let package = Package(
         ),
         .target(
             name: "KizunaClient",
-            dependencies: ["KizunaCore"],
+            dependencies: [
+                "KizunaCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

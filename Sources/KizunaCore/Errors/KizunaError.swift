@@ -99,6 +99,8 @@ extension KizunaError.Code {
     public static let storeTooNew: Self = "store_too_new"
     /// The server could not be reached or answered something that is not Kizuna's.
     public static let transport: Self = "transport"
+    /// Stored data failed its integrity check: it was altered, or it is read with the wrong key (SDK only).
+    public static let corrupted: Self = "corrupted"
     /// The server did not answer within the client's timeout (raised by the SDK, never sent by the server).
     public static let timeout: Self = "timeout"
 }
