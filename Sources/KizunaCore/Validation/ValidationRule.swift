@@ -10,17 +10,30 @@ public protocol ValidationRule<Value>: Sendable {
     func check(_ value: Value) -> ValidationProblem?
 }
 
-/// A failed rule: a stable code and a message.
+/// A failed rule: a stable code and a message, in English and optionally in other languages.
 public struct ValidationProblem: Hashable, Sendable {
     /// Stable code, such as `too_long`.
     public var code: String
-    /// A message a person can act on.
+    /// A message a person can act on, in English.
     public var message: String
+    /// The message in other languages, by language code (`ja`).
+    public var localized: [String: String]
 
     /// Creates a problem.
-    public init(code: String, message: String) {
+    public init(code: String, message: String, localized: [String: String] = [:]) {
         self.code = code
         self.message = message
+        self.localized = localized
+    }
+
+    /// The message in the first of `languages` it has (language codes or tags such as `ja-JP`), else English.
+    public func message(in languages: [String]) -> String {
+        for language in languages {
+            let code = LocaleTag(language).language
+            if code == "en" { return message }
+            if let text = localized[code] { return text }
+        }
+        return message
     }
 }
 
@@ -37,8 +50,10 @@ public struct FieldValidator<Value>: Sendable {
     }
 
     /// Every problem with `value`, in rule order; empty when it is valid.
-    public func problems(in value: Value) -> [KizunaError.Detail] {
-        rules.compactMap { $0.check(value) }.map { KizunaError.Detail(code: $0.code, message: $0.message, field: field) }
+    /// - Parameter languages: The reader's languages, most preferred first (from `Accept-Language`); English when
+    ///   none of them has a translation.
+    public func problems(in value: Value, languages: [String] = []) -> [KizunaError.Detail] {
+        rules.compactMap { $0.check(value) }.map { KizunaError.Detail(code: $0.code, message: $0.message(in: languages), field: field) }
     }
 }
 
@@ -50,9 +65,9 @@ public struct ValidationReport: Sendable {
     /// Creates an empty report.
     public init() {}
 
-    /// Validates `value` and records its problems.
-    public mutating func check<Value>(_ value: Value, with validator: FieldValidator<Value>) {
-        problems += validator.problems(in: value)
+    /// Validates `value` and records its problems, with messages in the first of `languages` that has them.
+    public mutating func check<Value>(_ value: Value, with validator: FieldValidator<Value>, languages: [String] = []) {
+        problems += validator.problems(in: value, languages: languages)
     }
 
     /// Records a problem found by a check that spans fields.
@@ -77,7 +92,8 @@ public struct ValidationReport: Sendable {
 public struct NotEmpty: ValidationRule {
     public init() {}
     public func check(_ value: String) -> ValidationProblem? {
-        value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? ValidationProblem(code: "empty", message: "must not be empty") : nil
+        value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+            ? ValidationProblem(code: "empty", message: "must not be empty", localized: ["ja": "入力してください"]) : nil
     }
 }
 
@@ -87,10 +103,12 @@ public struct Length: ValidationRule {
     public init(_ range: ClosedRange<Int>) { self.range = range }
     public func check(_ value: String) -> ValidationProblem? {
         if value.count < range.lowerBound {
-            return ValidationProblem(code: "too_short", message: "must be at least \(range.lowerBound) characters")
+            return ValidationProblem(
+                code: "too_short", message: "must be at least \(range.lowerBound) characters", localized: ["ja": "\(range.lowerBound)文字以上にしてください"])
         }
         if value.count > range.upperBound {
-            return ValidationProblem(code: "too_long", message: "must be at most \(range.upperBound) characters")
+            return ValidationProblem(
+                code: "too_long", message: "must be at most \(range.upperBound) characters", localized: ["ja": "\(range.upperBound)文字以内にしてください"])
         }
         return nil
     }
@@ -100,17 +118,19 @@ public struct Length: ValidationRule {
 public struct Format: ValidationRule {
     public let code: String
     public let message: String
+    public let localized: [String: String]
     private let test: @Sendable (String) -> Bool
 
     /// Creates a rule from a predicate.
-    public init(code: String = "bad_format", message: String, _ test: @escaping @Sendable (String) -> Bool) {
+    public init(code: String = "bad_format", message: String, localized: [String: String] = [:], _ test: @escaping @Sendable (String) -> Bool) {
         self.code = code
         self.message = message
+        self.localized = localized
         self.test = test
     }
 
     public func check(_ value: String) -> ValidationProblem? {
-        test(value) ? nil : ValidationProblem(code: code, message: message)
+        test(value) ? nil : ValidationProblem(code: code, message: message, localized: localized)
     }
 }
 
