@@ -1,0 +1,165 @@
+import Foundation
+
+/// The `apple-app-site-association` file: which apps share credentials with the site, which URLs open which
+/// app, and which App Clips belong to it.
+public struct AppSiteAssociation: Sendable, Hashable, Codable {
+    public var applinks: AppLinks?
+    public var webcredentials: AppList?
+    public var appclips: AppList?
+
+    /// Creates a file.
+    public init(applinks: AppLinks? = nil, webcredentials: AppList? = nil, appclips: AppList? = nil) {
+        self.applinks = applinks
+        self.webcredentials = webcredentials
+        self.appclips = appclips
+    }
+
+    /// A list of app ids (`<TeamID>.<bundle id>`).
+    public struct AppList: Sendable, Hashable, Codable {
+        public var apps: [String]
+        public init(apps: [String]) { self.apps = apps }
+    }
+}
+
+/// The `applinks` section (iOS 13+ form).
+public struct AppLinks: Sendable, Hashable, Codable {
+    /// Defaults for every component of every detail.
+    public var defaults: Defaults?
+    /// The apps and their URL rules, in the order they are tried.
+    public var details: [Detail]
+    /// Variables the patterns may use as `$(name)`, besides the built-in ones.
+    public var substitutionVariables: [String: [String]]?
+
+    /// Creates the section.
+    public init(defaults: Defaults? = nil, details: [Detail], substitutionVariables: [String: [String]]? = nil) {
+        self.defaults = defaults
+        self.details = details
+        self.substitutionVariables = substitutionVariables
+    }
+
+    /// `caseSensitive` and `percentEncoded` defaults.
+    public struct Defaults: Sendable, Hashable, Codable {
+        public var caseSensitive: Bool?
+        public var percentEncoded: Bool?
+        public init(caseSensitive: Bool? = nil, percentEncoded: Bool? = nil) {
+            self.caseSensitive = caseSensitive
+            self.percentEncoded = percentEncoded
+        }
+    }
+
+    /// Some apps and the components that decide which URLs they open.
+    public struct Detail: Sendable, Hashable, Codable {
+        public var appIDs: [String]
+        public var components: [Component]
+        public var defaults: Defaults?
+        public init(appIDs: [String], components: [Component], defaults: Defaults? = nil) {
+            self.appIDs = appIDs
+            self.components = components
+            self.defaults = defaults
+        }
+    }
+
+    /// One rule: the URL parts it matches, and whether a match opens the app or excludes the URL.
+    public struct Component: Sendable, Hashable, Codable {
+        /// The path pattern (`"/"`); absent matches any path.
+        public var path: String?
+        /// The query: one pattern for the whole query string, or a pattern per query item.
+        public var query: Query?
+        /// The fragment pattern (`"#"`).
+        public var fragment: String?
+        /// A match means the app does *not* open the URL.
+        public var exclude: Bool?
+        public var comment: String?
+        public var caseSensitive: Bool?
+        public var percentEncoded: Bool?
+
+        public init(
+            path: String? = nil, query: Query? = nil, fragment: String? = nil, exclude: Bool? = nil, comment: String? = nil,
+            caseSensitive: Bool? = nil, percentEncoded: Bool? = nil
+        ) {
+            self.path = path
+            self.query = query
+            self.fragment = fragment
+            self.exclude = exclude
+            self.comment = comment
+            self.caseSensitive = caseSensitive
+            self.percentEncoded = percentEncoded
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case path = "/"
+            case query = "?"
+            case fragment = "#"
+            case exclude, comment, caseSensitive, percentEncoded
+        }
+    }
+
+    /// A query pattern.
+    public enum Query: Sendable, Hashable, Codable {
+        /// One pattern for the whole query string.
+        case whole(String)
+        /// A pattern per query item; an item the URL lacks counts as empty, so `"?*"` requires it.
+        case items([String: String])
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let whole = try? container.decode(String.self) {
+                self = .whole(whole)
+            } else {
+                self = .items(try container.decode([String: String].self))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .whole(let pattern): try container.encode(pattern)
+            case .items(let items): try container.encode(items)
+            }
+        }
+    }
+}
+
+extension AppLinks {
+    /// The app that opens `url`, with Apple's first-match rules: details are tried in order; within a detail the
+    /// first component that matches decides — an `exclude` component means that detail's apps do not open it,
+    /// any other means its first app does. `nil` when no detail claims the URL.
+    public func appID(opening url: URL) -> String? {
+        let variables = AppLinkPattern.builtInVariables.merging(
+            (substitutionVariables ?? [:]).mapValues { $0.map(AppLinkPattern.init) }, uniquingKeysWith: { _, own in own })
+        guard let parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        for detail in details {
+            for component in detail.components {
+                let caseSensitive = component.caseSensitive ?? detail.defaults?.caseSensitive ?? defaults?.caseSensitive ?? true
+                let percentEncoded = component.percentEncoded ?? detail.defaults?.percentEncoded ?? defaults?.percentEncoded ?? true
+                guard Self.matches(component, parts, caseSensitive: caseSensitive, percentEncoded: percentEncoded, variables: variables) else {
+                    continue
+                }
+                if component.exclude == true { break }
+                return detail.appIDs.first
+            }
+        }
+        return nil
+    }
+
+    private static func matches(
+        _ component: Component, _ url: URLComponents, caseSensitive: Bool, percentEncoded: Bool, variables: [String: [AppLinkPattern]]
+    ) -> Bool {
+        func test(_ pattern: String?, _ text: String) -> Bool {
+            guard let pattern else { return true }
+            return AppLinkPattern(pattern).matches(text, caseSensitive: caseSensitive, variables: variables)
+        }
+        let path = percentEncoded ? url.percentEncodedPath : url.path
+        guard test(component.path, path.isEmpty ? "/" : path) else { return false }
+        guard test(component.fragment, (percentEncoded ? url.percentEncodedFragment : url.fragment) ?? "") else { return false }
+        switch component.query {
+        case nil: return true
+        case .whole(let pattern): return test(pattern, (percentEncoded ? url.percentEncodedQuery : url.query) ?? "")
+        case .items(let items):
+            let present = (url.queryItems ?? []).reduce(into: [String: String]()) { values, item in
+                if values[item.name] == nil { values[item.name] = item.value ?? "" }
+            }
+            return items.allSatisfy { name, pattern in test(pattern, present[name] ?? "") }
+        }
+    }
+}
