@@ -1,0 +1,118 @@
+import Crypto
+import CryptoExtras
+import Foundation
+import KizunaCore
+import NIOPosix
+
+/// Hashes and verifies passwords with scrypt (memory-hard), storing the parameters with each hash in the PHC
+/// string format: `$scrypt$ln=15,r=8,p=1$<salt>$<hash>` (unpadded base64).
+///
+/// - scrypt takes the whole password, so nothing is silently cut off (bcrypt stops at 72 bytes).
+/// - Each hash names its own parameters: raising ``Parameters`` later still verifies old hashes, and
+///   ``needsRehash(_:)`` says when to replace one at the next sign-in.
+/// - Hashing is deliberately slow, so it runs on NIO's blocking thread pool, never on an event loop (the server
+///   runs Swift concurrency on the event loops).
+/// - Comparisons are constant-time, and ``verifyUnknownAccount(_:)`` spends the same work as a real check so a
+///   sign-in with an unknown identifier takes as long as one with a known identifier.
+package struct PasswordHasher: Sendable {
+    /// scrypt's cost parameters.
+    package struct Parameters: Sendable, Hashable {
+        /// log2 of N, the CPU and memory cost.
+        package var logN: Int
+        /// The block size.
+        package var r: Int
+        /// The parallelism.
+        package var p: Int
+
+        /// N = 2^15, r = 8, p = 1: 32 MiB per hash (128 · r · N bytes). Sign-ins per second at this cost are
+        /// measured in Benchmarks/RESULTS.md; raise it there, old hashes keep verifying.
+        package static let standard = Parameters(logN: 15, r: 8, p: 1)
+
+        package init(logN: Int, r: Int, p: Int) {
+            self.logN = logN
+            self.r = r
+            self.p = p
+        }
+    }
+
+    package let parameters: Parameters
+    private let pool: NIOThreadPool
+
+    package init(parameters: Parameters = .standard, pool: NIOThreadPool = .singleton) {
+        self.parameters = parameters
+        self.pool = pool
+    }
+
+    /// A new PHC string for `password`, with a random 16-byte salt.
+    package func hash(_ password: String) async throws -> String {
+        var generator = SystemRandomNumberGenerator()
+        let salt = Data((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let parameters = parameters
+        let derived = try await pool.runIfActive { try Self.derive(password, salt: salt, parameters) }
+        return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Self.base64(salt))$\(Self.base64(derived))"
+    }
+
+    /// Whether `password` matches `stored`.
+    /// - Throws: `internal_error` (without the hash in the message) when `stored` is not a hash this server wrote.
+    package func verify(_ password: String, against stored: String) async throws -> Bool {
+        let parsed = try Self.parse(stored)
+        let derived = try await pool.runIfActive { try Self.derive(password, salt: parsed.salt, parsed.parameters) }
+        return Self.constantTimeEqual(derived, parsed.hash)
+    }
+
+    /// Does the work of one verification and returns `false`: for sign-ins with an identifier that has no account.
+    package func verifyUnknownAccount(_ password: String) async throws -> Bool {
+        _ = try await verify(password, against: dummy)
+        return false
+    }
+
+    /// Whether `stored` was made with other parameters than the current ones, so it should be replaced after the
+    /// next successful sign-in.
+    package func needsRehash(_ stored: String) -> Bool {
+        (try? Self.parse(stored).parameters) != parameters
+    }
+
+    /// A fixed hash with the current parameters, for ``verifyUnknownAccount(_:)``.
+    private var dummy: String {
+        "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$AAAAAAAAAAAAAAAAAAAAAA$"
+            + String(repeating: "A", count: 43)
+    }
+
+    private static func derive(_ password: String, salt: Data, _ parameters: Parameters) throws -> Data {
+        let key = try KDF.Scrypt.deriveKey(
+            from: Data(password.utf8), salt: salt, outputByteCount: 32, rounds: 1 << parameters.logN, blockSize: parameters.r,
+            parallelism: parameters.p)
+        return key.withUnsafeBytes { Data($0) }
+    }
+
+    private static func parse(_ stored: String) throws(KizunaError) -> (parameters: Parameters, salt: Data, hash: Data) {
+        let fields = stored.split(separator: "$", omittingEmptySubsequences: false)
+        guard fields.count == 5, fields[0].isEmpty, fields[1] == "scrypt" else { throw malformed }
+        var values: [Substring: Int] = [:]
+        for pair in fields[2].split(separator: ",") {
+            let parts = pair.split(separator: "=")
+            guard parts.count == 2, let value = Int(parts[1]) else { throw malformed }
+            values[parts[0]] = value
+        }
+        guard let logN = values["ln"], let r = values["r"], let p = values["p"], (1...24).contains(logN), (1...64).contains(r), (1...16).contains(p),
+            let salt = unbase64(fields[3]), let hash = unbase64(fields[4]), !salt.isEmpty, hash.count == 32
+        else { throw malformed }
+        return (Parameters(logN: logN, r: r, p: p), salt, hash)
+    }
+
+    private static var malformed: KizunaError { KizunaError(.internalError, "A stored password hash is not in a format this server reads.") }
+
+    static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    private static func base64(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "=", with: "")
+    }
+
+    private static func unbase64(_ text: Substring) -> Data? {
+        let padded = String(text) + String(repeating: "=", count: (4 - text.count % 4) % 4)
+        return Data(base64Encoded: padded)
+    }
+}
