@@ -21,8 +21,10 @@ public struct AppSiteAssociation: Sendable, Hashable, Codable {
     }
 }
 
-/// The `applinks` section (iOS 13+ form).
+/// The `applinks` section: the iOS 13+ form, optionally with the legacy form alongside for older clients.
 public struct AppLinks: Sendable, Hashable, Codable {
+    /// The legacy form's required empty list (`"apps": []`); `nil` when the legacy form is not included.
+    public var apps: [String]?
     /// Defaults for every component of every detail.
     public var defaults: Defaults?
     /// The apps and their URL rules, in the order they are tried.
@@ -31,7 +33,8 @@ public struct AppLinks: Sendable, Hashable, Codable {
     public var substitutionVariables: [String: [String]]?
 
     /// Creates the section.
-    public init(defaults: Defaults? = nil, details: [Detail], substitutionVariables: [String: [String]]? = nil) {
+    public init(apps: [String]? = nil, defaults: Defaults? = nil, details: [Detail], substitutionVariables: [String: [String]]? = nil) {
+        self.apps = apps
         self.defaults = defaults
         self.details = details
         self.substitutionVariables = substitutionVariables
@@ -52,10 +55,17 @@ public struct AppLinks: Sendable, Hashable, Codable {
         public var appIDs: [String]
         public var components: [Component]
         public var defaults: Defaults?
-        public init(appIDs: [String], components: [Component], defaults: Defaults? = nil) {
+        /// The legacy form's single app id (iOS 12 and earlier read only this and ``paths``).
+        public var appID: String?
+        /// The legacy form's path patterns; `NOT ` in front excludes.
+        public var paths: [String]?
+
+        public init(appIDs: [String], components: [Component], defaults: Defaults? = nil, appID: String? = nil, paths: [String]? = nil) {
             self.appIDs = appIDs
             self.components = components
             self.defaults = defaults
+            self.appID = appID
+            self.paths = paths
         }
     }
 
