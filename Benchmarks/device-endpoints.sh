@@ -6,29 +6,14 @@
 # kizuna and nginx; the row reports the medians and the median of the per-round ratios.
 # Prints one Markdown row per route for RESULTS.md.
 # Usage: bash Benchmarks/device-endpoints.sh [seconds-per-side-per-round] [connections] [rounds]
-set -euo pipefail
-cd "$(dirname "$0")/.."
 duration=${1:-15}
 connections=${2:-64}
 rounds=${3:-5}
+source "$(dirname "$0")/common.sh"
 kizuna_port=18092
 nginx_port=18093
-work=$(mktemp -d)
-chmod 755 "$work"  # nginx workers run as an unprivileged user and must read the served files
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-
-command -v wrk >/dev/null && command -v nginx >/dev/null || { apt-get update -qq; apt-get install -y -qq wrk nginx >/dev/null; }
-swift build -c release --product kizuna >/dev/null
-kizuna=$(swift build -c release --show-bin-path)/kizuna
-
 # Throttling is per install and every wrk request comes from one install: lift the limit for the measurement.
-"$kizuna" serve --port $kizuna_port --data-dir "$work/data" --log-level error --device-rate-limit 10000000 \
-    >"$work/serve.out" 2>"$work/serve.err" &
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$kizuna_port/health/ready" >/dev/null && break; sleep 0.1; done
-export KIZUNA_TOKEN=$(grep -o 'kza_[A-Za-z0-9_-]*' "$work/serve.out" | head -1)
-export KIZUNA_SERVER=http://127.0.0.1:$kizuna_port KIZUNA_APP=bench-app
-"$kizuna" app add --id bench-app --name "Bench App" --platform ios --bundle-id com.example.bench --team-id ABCDE12345 \
-    --store-url https://apps.apple.com/app/id1 >/dev/null
+start_kizuna $kizuna_port --device-rate-limit 10000000
 
 python3 - >"$work/template.json" <<'PY'
 import json
@@ -62,30 +47,13 @@ LUA
 
 # nginx serves the very bytes kizuna answers, with the same content type, to the same POST requests (static
 # files answer POST with 405; error_page turns that into the file with 200).
-mkdir -p "$work/www/v1/apps/bench-app" "$work/nginx"
+mkdir -p "$work/www/v1/apps/bench-app"
 for route in config:fetch gate:check; do
     curl -sf -X POST -H 'Content-Type: application/json' -d "$body" "http://127.0.0.1:$kizuna_port/v1/apps/bench-app/$route" \
         >"$work/www/v1/apps/bench-app/$route"
 done
-chmod -R a+rX "$work/www"
-cat >"$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-error_log $work/nginx/error.log;
-pid $work/nginx/nginx.pid;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    types { }
-    default_type "application/json; charset=utf-8";
-    server { listen 127.0.0.1:$nginx_port; root $work/www; error_page 405 =200 \$uri; }
-}
-CONF
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$nginx_port/v1/apps/bench-app/gate:check" >/dev/null && break; sleep 0.1; done
+start_nginx $nginx_port 'error_page 405 =200 $uri;'
 
-rps() { awk '/Requests\/sec/ {print $2}' <<<"$1"; }
-p99() { awk '$1 == "99%" {print $2}' <<<"$1"; }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 for route in config:fetch gate:check; do
     path=/v1/apps/bench-app/$route
@@ -98,7 +66,7 @@ for route in config:fetch gate:check; do
         echo "$kizuna_out" >&2; echo "$nginx_out" >&2
         k=$(rps "$kizuna_out"); n=$(rps "$nginx_out")
         echo "$k" >>"$work/k"; echo "$n" >>"$work/n"; echo "$k / $n" | bc -l >>"$work/r"
-        p99 "$kizuna_out" | sed 's/ms$//' >>"$work/kp"; p99 "$nginx_out" | sed 's/ms$//' >>"$work/np"
+        p99_ms "$kizuna_out" >>"$work/kp"; p99_ms "$nginx_out" >>"$work/np"
         echo "round: $route kizuna $k req/s, nginx $n req/s" >&2
     done
     printf '| %s | POST %s (%s B) | %s | %sms | %s | %sms | %.2f (%s) |\n' "$(date -u +%F)" "$route" "$(wc -c <"$work/www$path")" \

@@ -5,19 +5,15 @@ import KizunaCore
 
 /// What `kizuna config` and `kizuna gate` share: both documents are versioned the same way on the server.
 protocol DocumentCommandKind {
-    static var kind: AdminClient.DocumentKind { get }
-    /// "config template" or "gate policy".
-    static var title: String { get }
+    static var kind: DocumentKind { get }
 }
 
 enum ConfigDocument: DocumentCommandKind {
-    static let kind = AdminClient.DocumentKind.config
-    static let title = "config template"
+    static let kind = DocumentKind.config
 }
 
 enum GateDocument: DocumentCommandKind {
-    static let kind = AdminClient.DocumentKind.gate
-    static let title = "gate policy"
+    static let kind = DocumentKind.gate
 }
 
 /// `--app`, shared by every document command.
@@ -52,14 +48,14 @@ struct ExpectOption: ParsableArguments {
         help: "Publish only if the live version is still this one (If-Match); without it, publish over whatever is live.")
     var version: Int64?
 
-    var precondition: AdminClient.Precondition { version.map(AdminClient.Precondition.version) ?? .any }
+    var precondition: ExpectedVersion { version.map(ExpectedVersion.version) ?? .any }
 }
 
 struct PublishDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "publish",
-            abstract: "Publish a \(Kind.title) from a JSON file as a new version.",
+            abstract: "Publish a \(Kind.kind.title) from a JSON file as a new version.",
             discussion: "A document that fails validation is refused with every problem listed, and the live one stays."
         )
     }
@@ -76,19 +72,19 @@ struct PublishDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
         if validateOnly {
             let result = try await reportingErrors { try await client.validate(Kind.kind, app: app, document: document) }
             if target.output.json { return try target.output.printJSON(result) }
-            return print("The \(Kind.title) is valid (live version: \(result.currentVersion)).")
+            return print("The \(Kind.kind.title) is valid (live version: \(result.currentVersion)).")
         }
         let published = try await reportingErrors {
             try await client.publish(Kind.kind, app: app, document: document, message: message, expecting: expect.precondition)
         }
         if target.output.json { return try target.output.printJSON(published) }
-        print("Published \(Kind.title) version \(published.version) of \(app).")
+        print("Published \(Kind.kind.title) version \(published.version) of \(app).")
     }
 }
 
 struct HistoryOfDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "history", abstract: "List kept versions of the \(Kind.title), newest first.")
+        CommandConfiguration(commandName: "history", abstract: "List kept versions of the \(Kind.kind.title), newest first.")
     }
 
     @Option(help: "At most this many (1–300).") var limit = 50
@@ -103,7 +99,7 @@ struct HistoryOfDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
         let (client, app) = try target.resolve()
         let versions = try await reportingErrors { try await client.history(Kind.kind, app: app, limit: limit, before: before) }
         if target.output.json { return try target.output.printJSON(versions) }
-        if versions.isEmpty { return print("No \(Kind.title) published for \(app) yet.") }
+        if versions.isEmpty { return print("No \(Kind.kind.title) published for \(app) yet.") }
         for version in versions {
             let rollback = version.rollbackOf.map { " (rollback to \($0))" } ?? ""
             print("\(version.version)  \(version.publishedAt.formatted(.iso8601))  \(version.author)  \(version.message ?? "")\(rollback)")
@@ -113,7 +109,7 @@ struct HistoryOfDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
 
 struct ShowDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "show", abstract: "Print the live \(Kind.title), or a kept version of it.")
+        CommandConfiguration(commandName: "show", abstract: "Print the live \(Kind.kind.title), or a kept version of it.")
     }
 
     @Argument(help: "A version from `history`; the live one when left out.") var version: Int64?
@@ -134,7 +130,7 @@ struct ShowDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
 
 struct DiffDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "diff", abstract: "Show what changed in the \(Kind.title) between two versions.")
+        CommandConfiguration(commandName: "diff", abstract: "Show what changed in the \(Kind.kind.title) between two versions.")
     }
 
     @Argument(help: "The older version.") var from: Int64
@@ -158,7 +154,7 @@ struct DiffDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
 
 struct RollbackDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "rollback", abstract: "Publish a kept version of the \(Kind.title) again, as a new version.")
+        CommandConfiguration(commandName: "rollback", abstract: "Publish a kept version of the \(Kind.kind.title) again, as a new version.")
     }
 
     @Argument(help: "The version to restore.") var version: Int64
@@ -172,7 +168,7 @@ struct RollbackDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
             try await client.rollback(Kind.kind, app: app, to: version, message: message, expecting: expect.precondition)
         }
         if target.output.json { return try target.output.printJSON(published) }
-        print("Rolled the \(Kind.title) of \(app) back to version \(version), published as version \(published.version).")
+        print("Rolled the \(Kind.kind.title) of \(app) back to version \(version), published as version \(published.version).")
     }
 }
 
@@ -192,7 +188,7 @@ func readDocument(_ path: String) throws -> JSONValue {
 }
 
 /// A document's metadata as text, then its body as pretty JSON (or the whole record with `--json`).
-func printDocument(_ document: AdminClient.Document, output: OutputOptions) throws {
+func printDocument(_ document: PublishedDocument, output: OutputOptions) throws {
     if output.json { return try output.printJSON(document) }
     var stderr = StandardError()
     let rollback = document.rollbackOf.map { ", rollback to \($0)" } ?? ""

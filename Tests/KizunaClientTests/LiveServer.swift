@@ -65,7 +65,7 @@ struct LiveServer {
 
     /// Publishes over whatever is live.
     @discardableResult
-    func publish(_ kind: AdminClient.DocumentKind, _ json: String) async throws -> AdminClient.Document {
+    func publish(_ kind: DocumentKind, _ json: String) async throws -> PublishedDocument {
         let document = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
         return try await admin.publish(kind, app: "shop", document: document, message: "test", expecting: .any)
     }

@@ -120,12 +120,16 @@ struct RemoteConfigTests {
     @Test func throttledFetchesThrowWithRetryAfter() async throws {
         try await LiveServer.run(configure: { $0.deviceRateLimit = DeviceRateLimit(perMinute: 1, burst: 1) }) { server in
             try await server.createShop()
-            let config = RemoteConfig(app: try server.app(version: "1.0"))
+            let directory = LiveServer.temporaryDirectory()
+            let config = RemoteConfig(app: try server.app(version: "1.0", directory: directory))
             #expect(try await config.fetch(minimumInterval: .zero) == .fetched(version: 0))
             let throttled = await #expect(throws: KizunaError.self) { try await config.fetch(minimumInterval: .zero) }
             #expect(throttled?.code == .throttled && (throttled?.retryAfter ?? 0) > 0)
-            // Until then the SDK answers by itself, with the time left.
-            let again = await #expect(throws: KizunaError.self) { try await config.fetch(minimumInterval: .zero) }
+            // Until then the SDK answers by itself, with the time left: a relaunch over the same directory, pointed at
+            // a server that is not there, still says `throttled` (not `transport`), so no request was made.
+            let offline = try KizunaApp(
+                server: URL(string: "http://127.0.0.1:9")!, appId: "shop", directory: directory, device: DeviceContext(appVersion: "1.0"))
+            let again = await #expect(throws: KizunaError.self) { try await RemoteConfig(app: offline).fetch(minimumInterval: .zero) }
             #expect(again?.code == .throttled && (again?.retryAfter ?? 0) > 0 && again!.retryAfter! <= throttled!.retryAfter!)
         }
     }

@@ -25,23 +25,25 @@ public struct AdminClient: Sendable {
 
     /// One app. - Throws: `not_found`.
     public func app(id: String) async throws(KizunaError) -> AppRecord {
-        try await http.send("GET", "/v1/admin/apps/\(try Self.segment(id))")
+        try await http.send("GET", "/v1/admin/apps/\(try pathSegment(id))")
     }
 
     /// Changes some of an app's fields. - Throws: `not_found`, `validation_failed`, `conflict`.
     public func updateApp(id: String, _ patch: AppPatch) async throws(KizunaError) -> AppRecord {
-        try await http.send("PATCH", "/v1/admin/apps/\(try Self.segment(id))", body: patch)
+        try await http.send("PATCH", "/v1/admin/apps/\(try pathSegment(id))", body: patch)
     }
 
     /// Removes an app. - Throws: `not_found`.
     public func deleteApp(id: String) async throws(KizunaError) {
-        try await http.send("DELETE", "/v1/admin/apps/\(try Self.segment(id))")
+        try await http.send("DELETE", "/v1/admin/apps/\(try pathSegment(id))")
     }
+}
 
-    static func segment(_ id: String) throws(KizunaError) -> String {
-        guard let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) else {
-            throw KizunaError(.badRequest, "'\(id)' cannot be used as an app id.", field: "id")
-        }
-        return encoded
+/// `id` as one URL path segment: percent-encoded, `/` included.
+/// - Throws: `bad_request` naming the id when it cannot be encoded.
+func pathSegment(_ id: String) throws(KizunaError) -> String {
+    guard let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) else {
+        throw KizunaError(.badRequest, "'\(id)' cannot be used as an id in a URL.", field: "id")
     }
+    return encoded
 }

@@ -27,6 +27,8 @@ public struct KizunaApp: Sendable {
     public let device: DeviceContext
     let files: FileStore
     let http: KizunaHTTPClient
+    /// The app's path prefix on the server, `/v1/apps/<id>`, with the id percent-encoded.
+    let path: String
 
     /// Creates the connection and, on first use, the install id.
     /// - Parameters:
@@ -39,7 +41,7 @@ public struct KizunaApp: Sendable {
     ///   - timeout: The deadline for each request (default 10 seconds); an offline device falls back to stored
     ///     state after at most this long.
     ///   - session: The URL session to use.
-    /// - Throws: `bad_request` when `directory` cannot be created or written.
+    /// - Throws: `bad_request` when `directory` cannot be created or written, or `appId` cannot be put in a URL.
     public init(
         server: URL,
         appId: String,
@@ -50,6 +52,7 @@ public struct KizunaApp: Sendable {
     ) throws(KizunaError) {
         self.server = server
         self.appId = appId
+        path = "/v1/apps/" + (try pathSegment(appId))
         files = try FileStore(directory: directory)
         var device = device
         if device.installId == nil {
@@ -61,25 +64,6 @@ public struct KizunaApp: Sendable {
 
     /// The deadline for each request.
     public var timeout: Duration { http.timeout }
-
-    /// The app's path prefix on the server, with the id percent-encoded.
-    var path: String {
-        "/v1/apps/" + (appId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? appId)
-    }
-
-    /// The body of `config:fetch` and `gate:check`: the device context plus the newest version the device heard of.
-    struct DeviceRequest: Encodable {
-        var device: DeviceContext
-        var knownVersion: Int64?
-
-        private enum CodingKeys: String, CodingKey { case knownVersion }
-
-        func encode(to encoder: any Encoder) throws {
-            try device.encode(to: encoder)
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encodeIfPresent(knownVersion, forKey: .knownVersion)
-        }
-    }
 
     private static func installId(in files: FileStore) throws(KizunaError) -> String {
         if let existing = files.read(String.self, from: "install-id.json", format: 1) { return existing }

@@ -49,21 +49,25 @@ public struct AppEvents: AsyncSequence, Sendable {
             while !Task.isCancelled {
                 if !ready.isEmpty { return ready.removeFirst() }
                 if connection == nil { connection = try open().makeAsyncIterator() }
+                let chunk: Data?
                 do {
-                    guard let chunk = try await connection?.next() else {
-                        try await reconnectDelay(failed: false)
-                        continue
-                    }
-                    for event in parser.receive(chunk) {
-                        if let decoded = Self.decode(event) { ready.append(decoded) }
-                    }
-                    failures = 0
+                    chunk = try await connection?.next()
                 } catch let error as KizunaError where Self.isFatal(error) {
                     throw error
                 } catch {
-                    if Task.isCancelled { return nil }
-                    try await reconnectDelay(failed: true)
+                    // A broken connection: wait and resume from the last event id.
+                    guard await reconnectAfterDelay(failed: true) else { return nil }
+                    continue
                 }
+                guard let chunk else {
+                    // The server ended the stream (a restart or a deploy): resume from the last event id.
+                    guard await reconnectAfterDelay(failed: false) else { return nil }
+                    continue
+                }
+                for event in parser.receive(chunk) {
+                    if let decoded = Self.decode(event) { ready.append(decoded) }
+                }
+                failures = 0
             }
             return nil
         }
@@ -75,17 +79,14 @@ public struct AppEvents: AsyncSequence, Sendable {
             return EventStreamConnection.open(request, idleTimeout: Self.idleTimeout)
         }
 
-        private mutating func reconnectDelay(failed: Bool) async throws {
+        /// Drops the connection and waits before the next one; `false` when the task was cancelled meanwhile.
+        private mutating func reconnectAfterDelay(failed: Bool) async -> Bool {
             connection = nil
             parser.reset()
             failures = failed ? failures + 1 : 0
             let base = Double(parser.retry ?? 2000) / 1000
             let delay = Swift.min(base * pow(2, Double(Swift.max(failures - 1, 0))), 60) * Double.random(in: 0.8...1.2)
-            do {
-                try await Task.sleep(for: .seconds(delay))
-            } catch {
-                throw CancellationError()
-            }
+            return (try? await Task.sleep(for: .seconds(delay))) != nil
         }
 
         static let idleTimeout: Duration = .seconds(60)
@@ -94,26 +95,20 @@ public struct AppEvents: AsyncSequence, Sendable {
             [.notFound, .unauthorized, .forbidden, .badRequest].contains(error.code)
         }
 
-        private struct Published: Decodable {
-            var version: Int64
-        }
-
-        private struct Snapshot: Decodable {
-            var config: Int64
-            var gate: Int64
-        }
-
         /// The typed event, or `nil` for an event type this SDK does not know (a newer server's).
         static func decode(_ event: ServerSentEvent) -> AppEvent? {
             let data = Data(event.data.utf8)
-            let decoder = JSONDecoder()
-            switch event.event {
-            case "snapshot": return (try? decoder.decode(Snapshot.self, from: data)).map { .snapshot(config: $0.config, gate: $0.gate) }
-            case "config": return (try? decoder.decode(Published.self, from: data)).map { .config(version: $0.version) }
-            case "gate": return (try? decoder.decode(Published.self, from: data)).map { .gate(version: $0.version) }
+            if event.event == "snapshot" {
+                return (try? decoder.decode(EventSnapshot.self, from: data)).map { .snapshot(config: $0.config, gate: $0.gate) }
+            }
+            switch try? decoder.decode(PublishEvent.self, from: data) {
+            case let published? where published.kind == .config: return .config(version: published.version)
+            case let published? where published.kind == .gate: return .gate(version: published.version)
             default: return nil
             }
         }
+
+        private static let decoder = JSONDecoder()
     }
 }
 

@@ -55,8 +55,7 @@ public final class RemoteConfig: Sendable {
     let app: KizunaApp
     let defaults: [String: JSONValue]
     let now: @Sendable () -> Date
-    let state: Locked<Stored>
-    private let writes = NSLock()
+    let state: PersistedState<Stored>
 
     static let file = "remote-config.json"
     static let format = 1
@@ -70,7 +69,7 @@ public final class RemoteConfig: Sendable {
         self.app = app
         self.defaults = defaults
         self.now = now
-        state = Locked(app.files.read(Stored.self, from: Self.file, format: Self.format) ?? Stored())
+        state = PersistedState(files: app.files, name: Self.file, format: Self.format, initial: Stored())
     }
 
     /// Creates the config with defaults taken from an `Encodable` value's properties (for example a struct whose
@@ -124,7 +123,7 @@ public final class RemoteConfig: Sendable {
             stored.active = fetched
             return true
         }
-        if changed { try persist() }
+        if changed { try state.persist() }
         return changed
     }
 
@@ -146,13 +145,13 @@ public final class RemoteConfig: Sendable {
         do {
             reply = try await app.http.exchange(
                 "POST", app.path + "/config:fetch",
-                body: KizunaApp.DeviceRequest(device: app.device, knownVersion: known),
+                body: DeviceRequest(device: app.device, knownVersion: known),
                 headers: etag.map { ["If-None-Match": $0] } ?? [:]
             )
         } catch  where error.code == .throttled {
             let until = now().addingTimeInterval(TimeInterval(error.retryAfter ?? 60))
             state.withLock { $0.throttledUntil = until }
-            try? persist()
+            try? state.persist()
             throw error
         }
         let fetchedAt = now()
@@ -161,30 +160,22 @@ public final class RemoteConfig: Sendable {
                 $0.lastFetchAt = fetchedAt
                 $0.throttledUntil = nil
             }
-            try persist()
+            try state.persist()
             return .notModified(version: fetchedVersion)
         }
-        let result = try reply.decode(FetchResult.self, what: "config:fetch")
+        let result = try reply.decode(ConfigValues.self, what: "config:fetch")
         state.withLock {
             $0.fetched = Snapshot(version: result.version, values: result.values, fetchedAt: fetchedAt)
             $0.etag = reply.headers["etag"]
             $0.lastFetchAt = fetchedAt
             $0.throttledUntil = nil
         }
-        try persist()
+        try state.persist()
         return .fetched(version: result.version)
     }
 
     private struct FetchResult: Decodable {
         var version: Int64
         var values: [String: JSONValue]
-    }
-
-    /// Writes the current state. Writes are serialised and each writes the state as it is then, so the file
-    /// always ends up holding the newest state.
-    func persist() throws(KizunaError) {
-        writes.lock()
-        defer { writes.unlock() }
-        try app.files.write(state.withLock { $0 }, to: Self.file, format: Self.format)
     }
 }

@@ -24,6 +24,8 @@ struct EncryptedFileBackend: SecureStoreBackend {
     let service: String
     let directory: URL
     private let key: SymmetricKey
+    /// The start of this service's file names; other services share the directory.
+    private let servicePrefix: String
 
     private static let magic = Data("KZS1".utf8)
     private static let itemSuffix = ".item"
@@ -38,10 +40,9 @@ struct EncryptedFileBackend: SecureStoreBackend {
         }
         switch options.key {
         case .keyFile:
-            let bytes = try Self.createOnce(directory.appendingPathComponent("store.key"), length: 32)
-            key = SymmetricKey(data: bytes)
+            key = SymmetricKey(data: try Self.randomFile(directory.appendingPathComponent("store.key"), length: 32))
         case .passphrase(let passphrase):
-            let salt = try Self.createOnce(directory.appendingPathComponent("store.salt"), length: 16)
+            let salt = try Self.randomFile(directory.appendingPathComponent("store.salt"), length: 16)
             do {
                 key = try KDF.Scrypt.deriveKey(
                     from: Data(passphrase.utf8), salt: salt, outputByteCount: 32, rounds: 1 << 15, blockSize: 8, parallelism: 1)
@@ -50,30 +51,32 @@ struct EncryptedFileBackend: SecureStoreBackend {
             }
         }
         try Self.verify(key, in: directory)
+        servicePrefix = hex(HMAC<SHA256>.authenticationCode(for: Data(service.utf8), using: key).prefix(6)) + "-"
     }
 
     /// Item names are derived from the key, so a wrong key would find nothing rather than fail. `store.check`, a
     /// box sealed with the first key the store saw, turns a wrong key or passphrase into an error at once.
     private static func verify(_ key: SymmetricKey, in directory: URL) throws(KizunaError) {
-        let url = directory.appendingPathComponent("store.check")
         let purpose = Data("kizuna secure store".utf8)
-        if FileManager.default.contents(atPath: url.path) == nil {
-            let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp")
-            defer { unlink(temporary.path) }
+        let data = try AtomicFile.createOnce(directory.appendingPathComponent("store.check")) { () throws(KizunaError) -> Data in
             guard let sealed = try? AES.GCM.seal(purpose, using: key).combined else {
                 throw KizunaError(.internalError, "The secure store's key check could not be sealed.")
             }
-            try writeNew(temporary, sealed)
-            guard link(temporary.path, url.path) == 0 || errno == EEXIST else {
-                throw KizunaError(.internalError, "\(url.path) could not be created: \(String(cString: strerror(errno)))")
-            }
+            return sealed
         }
-        guard let data = FileManager.default.contents(atPath: url.path), let box = try? AES.GCM.SealedBox(combined: data),
-            (try? AES.GCM.open(box, using: key)) == purpose
-        else {
+        guard let box = try? AES.GCM.SealedBox(combined: data), (try? AES.GCM.open(box, using: key)) == purpose else {
             throw KizunaError(
                 .corrupted, "The secure store in \(directory.path) was created with a different key or passphrase (or store.check was altered).")
         }
+    }
+
+    /// A file of `length` random bytes, created once.
+    private static func randomFile(_ url: URL, length: Int) throws(KizunaError) -> Data {
+        let data = try AtomicFile.createOnce(url) { randomBytes(length) }
+        guard data.count == length else {
+            throw KizunaError(.corrupted, "\(url.path) has \(data.count) bytes, not \(length); restore it or remove the store.")
+        }
+        return data
     }
 
     func read(_ key: String) throws(KizunaError) -> SecureItem? {
@@ -98,7 +101,7 @@ struct EncryptedFileBackend: SecureStoreBackend {
         } catch {
             throw KizunaError(.internalError, "The item '\(key)' could not be encrypted: \(error)")
         }
-        try Self.replace(directory.appendingPathComponent(name), with: sealed)
+        try AtomicFile.replace(directory.appendingPathComponent(name), with: sealed)
     }
 
     func remove(_ key: String) throws(KizunaError) {
@@ -138,13 +141,11 @@ struct EncryptedFileBackend: SecureStoreBackend {
         }
     }
 
-    private var servicePrefix: String { Self.hex(Data(HMAC<SHA256>.authenticationCode(for: Data(service.utf8), using: key)).prefix(6)) + "-" }
-
     /// Keys are normalised to NFC first: Swift calls `"é"` composed and decomposed equal, so the store does too.
     private func fileName(_ itemKey: String) -> String {
         let normalized = itemKey.precomposedStringWithCanonicalMapping
         let mac = HMAC<SHA256>.authenticationCode(for: Data((service + "\u{0}" + normalized).utf8), using: key)
-        return servicePrefix + Self.hex(Data(mac)) + Self.itemSuffix
+        return servicePrefix + hex(mac) + Self.itemSuffix
     }
 
     private func authenticatedData(_ name: String) -> Data { Data("\(service)\u{0}\(name)".utf8) }
@@ -163,63 +164,4 @@ struct EncryptedFileBackend: SecureStoreBackend {
     private func corrupted(_ name: String, _ reason: String) -> KizunaError {
         KizunaError(.corrupted, "The secure store item \(directory.appendingPathComponent(name).path) cannot be read: \(reason).")
     }
-
-    /// Writes `data` to a fresh 0600 temporary file and renames it over `url`.
-    static func replace(_ url: URL, with data: Data) throws(KizunaError) {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(UUID().uuidString).tmp")
-        do throws(KizunaError) {
-            try writeNew(temporary, data)
-            guard rename(temporary.path, url.path) == 0 else {
-                throw KizunaError(.internalError, "\(url.path) could not be replaced: \(String(cString: strerror(errno)))")
-            }
-        } catch {
-            unlink(temporary.path)
-            throw error
-        }
-    }
-
-    /// Creates `url` with `length` random bytes unless it exists, and returns its contents. Two processes racing
-    /// here both end up with the same bytes: the file appears whole, through `link(2)`, or not at all.
-    static func createOnce(_ url: URL, length: Int) throws(KizunaError) -> Data {
-        if let existing = FileManager.default.contents(atPath: url.path) {
-            guard existing.count == length else {
-                throw KizunaError(.corrupted, "\(url.path) has \(existing.count) bytes, not \(length); restore it or remove the store.")
-            }
-            return existing
-        }
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(UUID().uuidString).tmp")
-        defer { unlink(temporary.path) }
-        var generator = SystemRandomNumberGenerator()
-        try writeNew(temporary, Data((0..<length).map { _ in UInt8.random(in: .min ... .max, using: &generator) }))
-        guard link(temporary.path, url.path) == 0 || errno == EEXIST else {
-            throw KizunaError(.internalError, "\(url.path) could not be created: \(String(cString: strerror(errno)))")
-        }
-        return try createOnce(url, length: length)
-    }
-
-    /// Writes `data` to a new file readable only by its owner, flushed to disk before it is renamed or linked.
-    private static func writeNew(_ url: URL, _ data: Data) throws(KizunaError) {
-        let descriptor = Foundation.open(url.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else {
-            throw KizunaError(.internalError, "\(url.path) could not be created: \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        let written = data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let count = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += count
-            }
-            return true
-        }
-        guard written, fsync(descriptor) == 0 else {
-            throw KizunaError(.internalError, "\(url.path) could not be written: \(String(cString: strerror(errno)))")
-        }
-    }
-
-    private static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
 }

@@ -194,12 +194,25 @@ protocol SecureStoreBackend: Sendable {
     func keys() throws(KizunaError) -> [String]
 }
 
-/// The default Linux store, opened on first use so that `SecureStore(service:)` cannot fail.
-struct LazyFileBackend: SecureStoreBackend {
+/// The default Linux store, opened on first use (so that `SecureStore(service:)` cannot fail) and then kept.
+final class LazyFileBackend: SecureStoreBackend {
     let service: String
     let options: SecureStore.FileOptions
+    private let opened = Locked<EncryptedFileBackend?>(nil)
 
-    private func open() throws(KizunaError) -> EncryptedFileBackend { try EncryptedFileBackend(service: service, options: options) }
+    init(service: String, options: SecureStore.FileOptions) {
+        self.service = service
+        self.options = options
+    }
+
+    private func open() throws(KizunaError) -> EncryptedFileBackend {
+        try opened.withLock { (backend: inout EncryptedFileBackend?) throws(KizunaError) -> EncryptedFileBackend in
+            if let backend { return backend }
+            let created = try EncryptedFileBackend(service: service, options: options)
+            backend = created
+            return created
+        }
+    }
 
     func read(_ key: String) throws(KizunaError) -> SecureItem? { try open().read(key) }
     func write(_ value: Data, forKey key: String, options: SecureStore.ItemOptions) throws(KizunaError) {

@@ -3,8 +3,7 @@ import KizunaCore
 
 /// The SDK's files on the device: one directory it is given, one JSON file per kind of state.
 ///
-/// Every write goes to a temporary file in the same directory that is then renamed over the old one, so an app
-/// killed mid-write keeps the previous state. Each file carries a format number: a file written by a newer SDK
+/// Every write goes through ``AtomicFile/replace(_:with:)``, so an app killed mid-write keeps the previous state. Each file carries a format number: a file written by a newer SDK
 /// (or damaged) reads as absent instead of as wrong values.
 struct FileStore: Sendable {
     /// The directory the files live in.
@@ -34,22 +33,16 @@ struct FileStore: Sendable {
         return envelope.value
     }
 
-    /// Replaces what is stored under `name`, atomically.
+    /// Replaces what is stored under `name`, atomically (see ``AtomicFile``).
     /// - Throws: `internal_error` naming the file when it cannot be written.
     func write<Value: Codable>(_ value: Value, to name: String, format: Int) throws(KizunaError) {
-        let target = url(name)
-        let temporary = directory.appendingPathComponent(".\(name).\(UUID().uuidString).tmp")
+        let data: Data
         do {
-            let data = try Self.encoder.encode(Envelope(format: format, value: value))
-            try data.write(to: temporary)
-            // rename(2) replaces the target in one step; readers see the old file or the new one, never a mix.
-            guard rename(temporary.path, target.path) == 0 else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: target.path])
-            }
+            data = try Self.encoder.encode(Envelope(format: format, value: value))
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw KizunaError(.internalError, "\(target.path) could not be written: \(error.localizedDescription)")
+            throw KizunaError(.internalError, "\(name) could not be encoded: \(error)")
         }
+        try AtomicFile.replace(url(name), with: data)
     }
 
     private func url(_ name: String) -> URL { directory.appendingPathComponent(name) }

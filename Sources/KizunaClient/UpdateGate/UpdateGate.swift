@@ -44,8 +44,7 @@ public final class UpdateGate: Sendable {
 
     let app: KizunaApp
     let now: @Sendable () -> Date
-    let state: Locked<Stored>
-    private let writes = NSLock()
+    let state: PersistedState<Stored>
 
     static let file = "update-gate.json"
     static let format = 1
@@ -57,7 +56,7 @@ public final class UpdateGate: Sendable {
     public init(app: KizunaApp, now: @escaping @Sendable () -> Date = Date.init) {
         self.app = app
         self.now = now
-        state = Locked(app.files.read(Stored.self, from: Self.file, format: Self.format) ?? Stored())
+        state = PersistedState(files: app.files, name: Self.file, format: Self.format, initial: Stored())
     }
 
     /// The last decision, kept across launches: block the app at launch while it is `require` or `maintenance`.
@@ -75,8 +74,8 @@ public final class UpdateGate: Sendable {
         let known = [knownVersion, cachedVersion > 0 ? cachedVersion : nil].compactMap { $0 }.max()
         do {
             let reply = try await app.http.exchange(
-                "POST", app.path + "/gate:check", body: KizunaApp.DeviceRequest(device: app.device, knownVersion: known))
-            let answer = try reply.decode(ServerAnswer.self, what: "gate:check")
+                "POST", app.path + "/gate:check", body: DeviceRequest(device: app.device, knownVersion: known))
+            let answer = try reply.decode(GateCheck.self, what: "gate:check")
             state.withLock {
                 $0.policy = answer.policy
                 $0.policyVersion = answer.decision.policyVersion
@@ -84,23 +83,22 @@ public final class UpdateGate: Sendable {
             }
             return try record(answer.decision, source: .server)
         } catch  where Self.canFallBack(error) {
-            return try record(offlineDecision(), source: offlineSource)
+            let (decision, source) = try offlineDecision()
+            return try record(decision, source: source)
         }
     }
 
     /// Decides from the cached policy; without one, keeps a blocking decision in force and otherwise lets the
     /// app run.
-    private func offlineDecision() throws(KizunaError) -> UpdateDecision {
+    private func offlineDecision() throws(KizunaError) -> (UpdateDecision, Source) {
         let (source, version, storeURL, last) = state.withLock { ($0.policy, $0.policyVersion, $0.storeURL, $0.decision) }
         if let source, let policy = try? GatePolicy(parsing: source) {
             let context = try EvaluationContext(device: app.device, appId: app.appId, now: now())
-            return policy.decide(context, policyVersion: version, storeURL: storeURL)
+            return (policy.decide(context, policyVersion: version, storeURL: storeURL), .cachedPolicy)
         }
-        if let last, last.isBlocking { return last }
-        return UpdateDecision(action: .none, reason: .upToDate, policyVersion: 0)
+        if let last, last.isBlocking { return (last, .noPolicy) }
+        return (UpdateDecision(action: .none, reason: .upToDate, policyVersion: 0), .noPolicy)
     }
-
-    private var offlineSource: Source { state.withLock { $0.policy == nil ? .noPolicy : .cachedPolicy } }
 
     /// Stores the decision and works out whether to present it.
     private func record(_ decision: UpdateDecision, source: Source) throws(KizunaError) -> Check {
@@ -117,34 +115,13 @@ public final class UpdateGate: Sendable {
                 return true
             }
         }
-        try persist()
+        try state.persist()
         return Check(decision: decision, source: source, shouldPresent: present)
     }
 
     /// Errors after which the cached policy decides: the server is unreachable, slow, throttling or failing.
     static func canFallBack(_ error: KizunaError) -> Bool {
         [.transport, .timeout, .throttled, .rateLimited, .unavailable, .internalError].contains(error.code)
-    }
-
-    private struct ServerAnswer: Decodable {
-        var decision: UpdateDecision
-        var policy: JSONValue
-        var storeURL: String?
-
-        private enum CodingKeys: String, CodingKey { case policy, storeURL }
-
-        init(from decoder: any Decoder) throws {
-            decision = try UpdateDecision(from: decoder)
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            policy = try container.decode(JSONValue.self, forKey: .policy)
-            storeURL = try container.decodeIfPresent(String.self, forKey: .storeURL)
-        }
-    }
-
-    func persist() throws(KizunaError) {
-        writes.lock()
-        defer { writes.unlock() }
-        try app.files.write(state.withLock { $0 }, to: Self.file, format: Self.format)
     }
 }
 

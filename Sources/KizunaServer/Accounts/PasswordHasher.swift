@@ -45,8 +45,7 @@ package struct PasswordHasher: Sendable {
 
     /// A new PHC string for `password`, with a random 16-byte salt.
     package func hash(_ password: String) async throws -> String {
-        var generator = SystemRandomNumberGenerator()
-        let salt = Data((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let salt = randomBytes(16)
         let parameters = parameters
         let derived = try await pool.runIfActive { try Self.derive(password, salt: salt, parameters) }
         return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Self.base64(salt))$\(Self.base64(derived))"
@@ -57,7 +56,7 @@ package struct PasswordHasher: Sendable {
     package func verify(_ password: String, against stored: String) async throws -> Bool {
         let parsed = try Self.parse(stored)
         let derived = try await pool.runIfActive { try Self.derive(password, salt: parsed.salt, parsed.parameters) }
-        return Self.constantTimeEqual(derived, parsed.hash)
+        return constantTimeEquals(derived, parsed.hash)
     }
 
     /// Does the work of one verification and returns `false`: for sign-ins with an identifier that has no account.
@@ -101,11 +100,6 @@ package struct PasswordHasher: Sendable {
     }
 
     private static var malformed: KizunaError { KizunaError(.internalError, "A stored password hash is not in a format this server reads.") }
-
-    static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
-    }
 
     private static func base64(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "=", with: "")

@@ -64,31 +64,6 @@ public struct AdminCredential: Sendable, Equatable {
     }
 }
 
-/// Compares two byte strings in time that depends only on their lengths.
-func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-    guard lhs.count == rhs.count else { return false }
-    var difference: UInt8 = 0
-    for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
-    return difference == 0
-}
-
-/// `count` bytes from the system's secure random generator.
-func randomBytes(_ count: Int) -> Data {
-    SymmetricKey(size: .init(bitCount: count * 8)).withUnsafeBytes { Data($0) }
-}
-
-/// Lowercase hex. Table-driven: it runs per request for ETags, where `String(format:)` per byte is slow.
-func hex(_ data: Data) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(data.count * 2)
-    for byte in data {
-        bytes.append(digits[Int(byte >> 4)])
-        bytes.append(digits[Int(byte & 0x0F)])
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
-
 /// Base64url without padding (RFC 4648 §5), safe in URLs and headers.
 func base64URL(_ data: Data) -> String {
     data.base64EncodedString()

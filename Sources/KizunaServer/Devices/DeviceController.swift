@@ -11,55 +11,18 @@ struct DeviceController {
     let live: LiveDocuments
     let limiter: InstallRateLimiter
 
-    /// A device context plus what the device already knows.
-    struct DeviceRequest: Decodable {
-        var device: DeviceContext
-        /// The newest version the device heard of (from a realtime event); the answer is at least that new.
-        var knownVersion: Int64?
-
-        private enum CodingKeys: String, CodingKey { case knownVersion }
-
-        init(from decoder: any Decoder) throws {
-            device = try DeviceContext(from: decoder)
-            knownVersion = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(Int64.self, forKey: .knownVersion)
-        }
-    }
-
-    /// The evaluated config: only the values this device gets, and the template version.
-    struct FetchResult: Codable {
-        var version: Int64
-        var values: [String: JSONValue]
-    }
-
-    /// The gate's decision plus what the SDK needs to decide offline: the policy it came from, trimmed for this
-    /// device, and the app's store URL (the default link).
-    struct CheckResult: Encodable {
-        var decision: UpdateDecision
-        var policy: JSONValue
-        var storeURL: String?
-
-        private enum CodingKeys: String, CodingKey { case policy, storeURL }
-
-        func encode(to encoder: any Encoder) throws {
-            try decision.encode(to: encoder)
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(policy, forKey: .policy)
-            try container.encodeIfPresent(storeURL, forKey: .storeURL)
-        }
-    }
-
     func addRoutes(to routes: RouteBuilder) {
         routes.post("/apps/{app}/config:fetch") { request, context in
             let (app, body, evaluation) = try await prepare(request, context)
             let entry = try await live.entry(app, atLeast: body.knownVersion.map { (.config, $0) })
-            let result = FetchResult(version: entry.configVersion, values: entry.template.evaluate(evaluation))
+            let result = ConfigValues(version: entry.configVersion, values: entry.template.evaluate(evaluation))
             return try Self.conditional(result, version: entry.configVersion, request: request)
         }
         routes.post("/apps/{app}/gate:check") { request, context in
             let (app, body, evaluation) = try await prepare(request, context)
             let entry = try await live.entry(app, atLeast: body.knownVersion.map { (.gate, $0) })
             let decision = entry.policy.decide(evaluation, policyVersion: Int(entry.gateVersion), storeURL: entry.app.storeURL)
-            let result = CheckResult(
+            let result = GateCheck(
                 decision: decision, policy: Self.trimmed(entry.policy.source, for: body.device.installId), storeURL: entry.app.storeURL)
             return try Self.conditional(result, version: entry.gateVersion, request: request)
         }

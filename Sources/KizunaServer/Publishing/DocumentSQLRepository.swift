@@ -41,7 +41,7 @@ package struct DocumentSQLRepository: DocumentRepository {
     package func publish(
         app: String,
         kind: DocumentKind,
-        body: JSONValue,
+        document body: JSONValue,
         expected: ExpectedVersion,
         author: String,
         message: String?,
@@ -68,7 +68,7 @@ package struct DocumentSQLRepository: DocumentRepository {
             }
             let document = PublishedDocument(
                 version: current + 1,
-                body: body,
+                document: body,
                 author: author,
                 message: message,
                 rollbackOf: rollbackOf,
@@ -107,7 +107,7 @@ package struct DocumentSQLRepository: DocumentRepository {
         let body = try row.decode(column: "body", as: String.self)
         return PublishedDocument(
             version: try row.decode(column: "version", as: Int64.self),
-            body: try JSONDecoder().decode(JSONValue.self, from: Data(body.utf8)),
+            document: try JSONDecoder().decode(JSONValue.self, from: Data(body.utf8)),
             author: try row.decode(column: "author", as: String.self),
             message: try row.decode(column: "message", as: String?.self),
             rollbackOf: try row.decode(column: "rollback_of", as: Int64?.self),

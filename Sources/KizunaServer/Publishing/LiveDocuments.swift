@@ -55,9 +55,9 @@ final class LiveDocuments: Sendable {
         let entry = Entry(
             app: record,
             configVersion: template.version,
-            template: try RemoteConfigTemplate(parsing: template.body),
+            template: try RemoteConfigTemplate(parsing: template.document),
             gateVersion: policy.version,
-            policy: try GatePolicy(parsing: policy.body)
+            policy: try GatePolicy(parsing: policy.document)
         )
         slots.withLock { slots in
             // A change that arrived while this load ran may not be in it: keep the result only if none did.

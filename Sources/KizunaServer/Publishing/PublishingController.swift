@@ -13,50 +13,6 @@ struct PublishingController {
     let live: LiveDocuments
     let retention: Int
 
-    /// The current document, or one version of it, on the wire.
-    struct DocumentBody: Codable {
-        var version: Int64
-        var document: JSONValue
-        var author: String
-        var message: String?
-        var rollbackOf: Int64?
-        var publishedAt: Date
-
-        init(_ document: PublishedDocument) {
-            version = document.version
-            self.document = document.body
-            author = document.author
-            message = document.message
-            rollbackOf = document.rollbackOf
-            publishedAt = document.publishedAt
-        }
-    }
-
-    struct PublishRequest: Decodable {
-        var document: JSONValue
-        var message: String?
-    }
-
-    struct ValidationResult: Codable {
-        var valid: Bool
-        var currentVersion: Int64
-    }
-
-    struct RollbackRequest: Decodable {
-        var version: Int64
-        var message: String?
-    }
-
-    struct History: Codable {
-        var versions: [DocumentVersionInfo]
-    }
-
-    struct Diff: Codable {
-        var from: Int64
-        var to: Int64
-        var changes: [JSONChange]
-    }
-
     func addRoutes(to routes: RouteBuilder) {
         for kind in DocumentKind.allCases { addRoutes(for: kind, to: routes) }
     }
@@ -65,7 +21,7 @@ struct PublishingController {
         let base = "/apps/{app}/\(kind.rawValue)"
         routes.get(base) { _, context in
             let document = try await documents.current(app: try appId(context), kind: kind)
-            return try .json(DocumentBody(document), headers: [.eTag: document.etag, .cacheControl: "no-store"])
+            return try .json(document, headers: [.eTag: document.etag, .cacheControl: "no-store"])
         }
         routes.post("\(base):publish") { request, context in
             let app = try appId(context)
@@ -73,7 +29,7 @@ struct PublishingController {
             try kind.validate(body.document)
             if request.uri.queryParameters["validateOnly"].map({ $0 == "true" || $0 == "1" }) == true {
                 let current = try await documents.current(app: app, kind: kind)
-                return try .json(ValidationResult(valid: true, currentVersion: current.version), headers: [.eTag: current.etag])
+                return try .json(DocumentValidation(valid: true, currentVersion: current.version), headers: [.eTag: current.etag])
             }
             return try await publish(body.document, kind: kind, app: app, message: body.message, rollbackOf: nil, request, context)
         }
@@ -88,16 +44,17 @@ struct PublishingController {
                 )
             }
             let message = body.message ?? "Roll back to version \(target.version)"
-            return try await publish(target.body, kind: kind, app: app, message: message, rollbackOf: target.version, request, context)
+            return try await publish(target.document, kind: kind, app: app, message: message, rollbackOf: target.version, request, context)
         }
         routes.get("\(base)/versions") { request, context in
             let limit = try request.uri.queryParameters.int("limit", default: 50, in: 1...300)
             let before = try request.uri.queryParameters.optionalInt("before")
-            return try .json(History(versions: try await documents.history(app: try appId(context), kind: kind, before: before, limit: limit)))
+            return try .json(
+                DocumentHistory(versions: try await documents.history(app: try appId(context), kind: kind, before: before, limit: limit)))
         }
         routes.get("\(base)/versions/{version}") { _, context in
             let document = try await version(context.parameters.require("version"), kind: kind, context: context)
-            return try .json(DocumentBody(document), headers: [.eTag: document.etag])
+            return try .json(document, headers: [.eTag: document.etag])
         }
         routes.get("\(base):diff") { request, context in
             let app = try appId(context)
@@ -111,7 +68,7 @@ struct PublishingController {
                 } else {
                     try await documents.current(app: app, kind: kind)
                 }
-            return try .json(Diff(from: old.version, to: new.version, changes: old.body.changes(to: new.body)))
+            return try .json(DocumentDiff(from: old.version, to: new.version, changes: old.document.changes(to: new.document)))
         }
     }
 
@@ -128,7 +85,7 @@ struct PublishingController {
         let published = try await documents.publish(
             app: app,
             kind: kind,
-            body: document,
+            document: document,
             expected: expected,
             author: context.adminToken?.name ?? "unknown",
             message: message,
@@ -140,7 +97,7 @@ struct PublishingController {
             "Published \(kind.title)",
             metadata: ["app": "\(app)", "version": "\(published.version)", "rollbackOf": "\(rollbackOf.map(String.init) ?? "-")"]
         )
-        return try .json(DocumentBody(published), headers: [.eTag: published.etag])
+        return try .json(published, headers: [.eTag: published.etag])
     }
 
     /// Reads `If-Match`: `*` or one strong ETag `"<version>"`.

@@ -17,21 +17,7 @@ struct EventStreamController {
     let database: KizunaDatabase
     let keepAliveInterval: Duration
 
-    /// The data of one event.
-    struct Event: Codable, Sendable {
-        var kind: String
-        var version: Int64
-        var seq: Int64
-    }
-
-    /// The data of the snapshot event.
-    struct Snapshot: Codable, Sendable {
-        var config: Int64
-        var gate: Int64
-        var seq: Int64
-    }
-
-    static let kinds = [DocumentKind.config.rawValue, DocumentKind.gate.rawValue]
+    static let kinds = DocumentKind.allCases.map(\.rawValue)
 
     func addRoutes(to routes: RouteBuilder) {
         routes.get("/apps/{app}/events") { request, context in
@@ -43,11 +29,11 @@ struct EventStreamController {
                 let subscription = await feed.subscribe()
                 defer { feed.unsubscribe(subscription) }
                 try await writer.write(contentsOf: try await opening(app: app, resumeFrom: resumeFrom, position: subscription.position))
-                let changes = subscription.changes.filter { $0.entityId == app && Self.kinds.contains($0.kind) }
+                let changes = subscription.changes.compactMap { $0.entityId == app ? Self.event($0) : nil }
                 let (items, input) = AsyncStream.makeStream(of: ByteBuffer.self)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        for await change in changes { input.yield(Self.frame(change)) }
+                        for await event in changes { input.yield(Self.frame(event)) }
                         input.finish()
                     }
                     group.addTask {
@@ -79,7 +65,7 @@ struct EventStreamController {
         guard let resumeFrom, resumeFrom >= (oldest ?? 1) - 1 else {
             // Loaded after subscribing: the feed drops cached entries before it moves its position.
             let entry = try await live.entry(app)
-            let snapshot = Snapshot(config: entry.configVersion, gate: entry.gateVersion, seq: position)
+            let snapshot = EventSnapshot(config: entry.configVersion, gate: entry.gateVersion, seq: position)
             return frames + [Self.frame(event: "snapshot", id: position, data: snapshot)]
         }
         var after = resumeFrom
@@ -88,7 +74,7 @@ struct EventStreamController {
             let batch = try await database.withSession {
                 try await ChangeLog.read(after: cursor, limit: 500, kinds: Self.kinds, entityId: app, on: $0)
             }
-            frames += batch.filter { $0.seq <= position }.map(Self.frame)
+            frames += batch.filter { $0.seq <= position }.compactMap(Self.event).map(Self.frame)
             guard let last = batch.last, batch.count == 500 else { break }
             after = last.seq
         }
@@ -105,8 +91,13 @@ struct EventStreamController {
 
     private static let encoder = WireFormat.canonicalEncoder()
 
-    static func frame(_ change: ChangeRecord) -> ByteBuffer {
-        frame(event: change.kind, id: change.seq, data: Event(kind: change.kind, version: change.version, seq: change.seq))
+    /// The event a change of the log stands for, or `nil` for changes of other kinds.
+    static func event(_ change: ChangeRecord) -> PublishEvent? {
+        DocumentKind(rawValue: change.kind).map { PublishEvent(kind: $0, version: change.version, seq: change.seq) }
+    }
+
+    static func frame(_ event: PublishEvent) -> ByteBuffer {
+        frame(event: event.kind.rawValue, id: event.seq, data: event)
     }
 
     static func frame(event: String, id: Int64, data: some Encodable) -> ByteBuffer {

@@ -1,0 +1,27 @@
+import Crypto
+import Foundation
+
+/// Lowercase hex. Table-driven: it runs per request for ETags, where `String(format:)` per byte is slow.
+package func hex(_ data: some Sequence<UInt8>) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(data.underestimatedCount * 2)
+    for byte in data {
+        bytes.append(digits[Int(byte >> 4)])
+        bytes.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// `count` bytes from the system's secure random generator.
+package func randomBytes(_ count: Int) -> Data {
+    SymmetricKey(size: .init(bitCount: count * 8)).withUnsafeBytes { Data($0) }
+}
+
+/// Compares two byte strings in time that depends only on their lengths.
+package func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    var difference: UInt8 = 0
+    for (left, right) in zip(lhs, rhs) { difference |= left ^ right }
+    return difference == 0
+}
