@@ -75,6 +75,17 @@ struct ServerParts {
         DeviceController(live: live, limiter: InstallRateLimiter(limit: configuration.deviceRateLimit)).addRoutes(to: v1)
         EventStreamController(feed: feed, live: live, database: database, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
+
+        let web = configuration.effectiveWeb
+        let accounts = AccountService(
+            database: database, hasher: PasswordHasher(parameters: configuration.passwordParameters), sessions: configuration.sessions,
+            throttle: SignInThrottle(database: database, policy: configuration.signInThrottle), logger: logger)
+        AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
+        UsersController(accounts: accounts, web: web).addRoutes(to: admin)
+        WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)
+        let associatedDomains = AssociatedDomainsController(store: AssociatedDomainStore(database: database))
+        associatedDomains.addPublicRoutes(to: root)
+        associatedDomains.addAdminRoutes(to: admin)
     }
 }
 

@@ -23,10 +23,22 @@ public struct KizunaConfiguration: Sendable {
     public var deviceRateLimit: DeviceRateLimit
     /// How often an idle event stream sends a keep-alive comment.
     public var eventKeepAlive: Duration = .seconds(25)
+    /// Lifetimes of sessions, handoff codes and reset tokens.
+    public var sessions: SessionPolicy = .default
+    /// Locks after failed sign-ins.
+    public var signInThrottle: SignInThrottlePolicy = .default
+    /// The site's public URL, the session cookie's mode and proxy trust; by default derived from ``host``
+    /// (see ``WebSettings/derived(host:publicURL:trustForwardedFor:)``).
+    public var web: WebSettings?
+    /// scrypt's cost for new password hashes (tests lower it to run faster).
+    package var passwordParameters: PasswordHasher.Parameters = .standard
     /// How often the change feed reads the log without being woken: the most a lost notification delays an event.
     package var changePollInterval: Duration = .seconds(5)
     /// The migration steps to apply; Kizuna's own unless a test supplies others.
     package var migrations: [MigrationStep]
+
+    /// The web settings in force: ``web``, or those derived from ``host``.
+    public var effectiveWeb: WebSettings { web ?? .derived(host: host, publicURL: nil) }
 
     /// Creates a configuration.
     /// - Parameters:

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Hummingbird
 import KizunaServer
 import Logging
@@ -43,6 +44,23 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var deviceRateLimit: Int?
 
+    @Option(
+        name: .customLong("public-url"),
+        help: """
+            The site's public origin, such as https://example.com: absolute handoff and reset links, and the Origin \
+            form posts must come from. Plain http:// on a loopback host (or no URL while listening on loopback) uses \
+            the development cookie kizuna_session without Secure; anything else __Host-kizuna_session. \
+            Env: KIZUNA_PUBLIC_URL.
+            """
+    )
+    var publicURL: String?
+
+    @Flag(
+        name: .customLong("trust-forwarded-for"),
+        help: "Throttle sign-ins by the last X-Forwarded-For address (only behind a proxy that sets it). Env: KIZUNA_TRUST_FORWARDED_FOR=1."
+    )
+    var trustForwardedFor = false
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. Env: KIZUNA_LOG_LEVEL. Default: info.")
     var logLevel: Logger.Level?
 
@@ -73,8 +91,17 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             level = .info
         }
-        return KizunaConfiguration(
-            host: host ?? environment["KIZUNA_HOST"] ?? "127.0.0.1",
+        let host = host ?? environment["KIZUNA_HOST"] ?? "127.0.0.1"
+        var publicURL: URL?
+        if let text = self.publicURL ?? environment["KIZUNA_PUBLIC_URL"] {
+            guard let url = URL(string: text), url.scheme == "https" || url.scheme == "http", url.host != nil, url.path.isEmpty || url.path == "/"
+            else {
+                throw ValidationError("KIZUNA_PUBLIC_URL must be an origin such as https://example.com, got '\(text)'.")
+            }
+            publicURL = url
+        }
+        var configuration = KizunaConfiguration(
+            host: host,
             port: try integer(port, "KIZUNA_PORT", 8080, range: 0...65535),
             database: try store.location(environment),
             maxBodySize: try integer(maxBodySize, "KIZUNA_MAX_BODY_SIZE", 1 << 20, range: 1024...(1 << 30)),
@@ -82,6 +109,9 @@ struct ServeCommand: AsyncParsableCommand {
             documentRetention: try integer(configRetention, "KIZUNA_CONFIG_RETENTION", 300, range: 1...100_000),
             deviceRateLimit: try rateLimit()
         )
+        let trustProxy = trustForwardedFor || ["1", "true", "yes"].contains(environment["KIZUNA_TRUST_FORWARDED_FOR"]?.lowercased() ?? "")
+        configuration.web = .derived(host: host, publicURL: publicURL, trustForwardedFor: trustProxy)
+        return configuration
     }
 
     func run() async throws {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import KizunaServer
 import Logging
 import Testing
@@ -24,6 +25,19 @@ struct CommandParsingTests {
         #expect(try flags.configuration(environment).deviceRateLimit.perMinute == 1_000_000)
         let bad = try Kizuna.parseAsRoot(["serve", "--config-retention", "0"]) as! ServeCommand
         #expect { try bad.configuration(environment) } throws: { "\($0)".contains("KIZUNA_CONFIG_RETENTION") }
+    }
+
+    @Test func webSettingsPickTheCookieFromThePublicURL() throws {
+        func web(_ arguments: [String], _ environment: [String: String] = [:]) throws -> WebSettings {
+            try (try Kizuna.parseAsRoot(["serve"] + arguments) as! ServeCommand).configuration(Environment(values: environment)).effectiveWeb
+        }
+        #expect(try web([]).cookieMode == .loopbackDevelopment)
+        #expect(try web(["--host", "0.0.0.0"]).cookieMode == .secure)
+        let production = try web(["--host", "0.0.0.0"], ["KIZUNA_PUBLIC_URL": "https://example.com", "KIZUNA_TRUST_FORWARDED_FOR": "1"])
+        #expect(production.cookieMode == .secure && production.publicURL?.absoluteString == "https://example.com" && production.trustForwardedFor)
+        #expect(try web(["--public-url", "http://localhost:8080"]).cookieMode == .loopbackDevelopment)
+        #expect(try web(["--public-url", "http://example.com"]).cookieMode == .secure)
+        #expect { try web(["--public-url", "https://example.com/app"]) } throws: { "\($0)".contains("KIZUNA_PUBLIC_URL") }
     }
 
     @Test func flagsBeatEnvironmentWhichBeatsDefaults() throws {

@@ -12,17 +12,38 @@ public struct AssociatedDomainSettings: Sendable, Hashable, Codable {
     public var appClips: [String]
     /// Also write the legacy `appID` + `paths` form, for clients older than iOS 13.
     public var legacyPaths: Bool
+    /// Variables the app's rules use as `$(name)`. The file has one set for every app, so two apps may not give
+    /// one name different values.
+    public var substitutionVariables: [String: [String]]
 
     /// Creates settings; by default the app shares credentials and opens no links.
     public init(
         webCredentials: Bool = true, appLinks: [AppLinks.Component] = [], appLinkDefaults: AppLinks.Defaults? = nil, appClips: [String] = [],
-        legacyPaths: Bool = false
+        legacyPaths: Bool = false, substitutionVariables: [String: [String]] = [:]
     ) {
         self.webCredentials = webCredentials
         self.appLinks = appLinks
         self.appLinkDefaults = appLinkDefaults
         self.appClips = appClips
         self.legacyPaths = legacyPaths
+        self.substitutionVariables = substitutionVariables
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case webCredentials, appLinks, appLinkDefaults, appClips, legacyPaths, substitutionVariables
+    }
+
+    /// Decodes settings; every field may be left out and takes its default.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            webCredentials: try container.decodeIfPresent(Bool.self, forKey: .webCredentials) ?? true,
+            appLinks: try container.decodeIfPresent([AppLinks.Component].self, forKey: .appLinks) ?? [],
+            appLinkDefaults: try container.decodeIfPresent(AppLinks.Defaults.self, forKey: .appLinkDefaults),
+            appClips: try container.decodeIfPresent([String].self, forKey: .appClips) ?? [],
+            legacyPaths: try container.decodeIfPresent(Bool.self, forKey: .legacyPaths) ?? false,
+            substitutionVariables: try container.decodeIfPresent([String: [String]].self, forKey: .substitutionVariables) ?? [:]
+        )
     }
 }
 
@@ -49,6 +70,8 @@ extension AppSiteAssociation {
     /// The file for `entries`, in their order (which is the order rules are tried in).
     /// - Parameter substitutionVariables: Variables the rules may use as `$(name)`.
     public init(generating entries: [Entry], substitutionVariables: [String: [String]] = [:]) {
+        var variables = substitutionVariables
+        for entry in entries { variables.merge(entry.settings.substitutionVariables) { first, _ in first } }
         let linked = entries.filter { !$0.settings.appLinks.isEmpty }
         let legacy = linked.contains { $0.settings.legacyPaths }
         let details = linked.map { entry in
@@ -66,10 +89,37 @@ extension AppSiteAssociation {
             applinks: details.isEmpty
                 ? nil
                 : AppLinks(
-                    apps: legacy ? [] : nil, details: details, substitutionVariables: substitutionVariables.isEmpty ? nil : substitutionVariables),
+                    apps: legacy ? [] : nil, details: details, substitutionVariables: variables.isEmpty ? nil : variables),
             webcredentials: credentials.isEmpty ? nil : AppList(apps: credentials),
             appclips: clips.isEmpty ? nil : AppList(apps: clips)
         )
+    }
+
+    /// Problems that make `entries` unfit for one file: a variable two apps define differently, an App Clip id
+    /// that is not a child of its app's bundle id.
+    public static func problems(in entries: [Entry]) -> [KizunaError.Detail] {
+        var problems: [KizunaError.Detail] = []
+        var variables: [String: (value: [String], appID: String)] = [:]
+        for entry in entries {
+            for (name, value) in entry.settings.substitutionVariables.sorted(by: { $0.key < $1.key }) {
+                if let earlier = variables[name], earlier.value != value {
+                    problems.append(
+                        KizunaError.Detail(
+                            code: "variable_conflict",
+                            message: "$(\(name)) is defined differently by \(earlier.appID) and \(entry.appID); the file has one set of variables.",
+                            field: "substitutionVariables.\(name)"))
+                } else {
+                    variables[name] = (value, entry.appID)
+                }
+            }
+            for clip in entry.settings.appClips where !clip.hasPrefix(entry.bundleId + ".") {
+                problems.append(
+                    KizunaError.Detail(
+                        code: "bad_app_clip",
+                        message: "App Clip '\(clip)' must have a bundle id under its app's, '\(entry.bundleId).…'.", field: "appClips"))
+            }
+        }
+        return problems
     }
 
     /// The legacy form of rules: path patterns only (`NOT ` for exclusions). Rules that need a query or fragment

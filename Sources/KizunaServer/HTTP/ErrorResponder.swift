@@ -28,6 +28,7 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as KizunaError:
             var headers = HTTPFields()
             if error.code == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="kizuna""# }
+            if error.code == .sessionExpired { headers[.wwwAuthenticate] = #"Bearer realm="kizuna", error="invalid_token""# }
             if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
             return (error, headers)
         case let error as any HTTPResponseError where error.status == .notFound:
@@ -61,7 +62,8 @@ struct ErrorMiddleware: RouterMiddleware {
     static func status(for code: KizunaError.Code) -> HTTPResponse.Status {
         switch code {
         case .badRequest, .validationFailed: .badRequest
-        case .unauthorized: .unauthorized
+        case .unauthorized, .invalidCredentials, .sessionExpired: .unauthorized
+        case .accountDisabled: .forbidden
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed

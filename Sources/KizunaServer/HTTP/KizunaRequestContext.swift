@@ -7,9 +7,14 @@ public struct KizunaRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The admin token that authenticated this request, set by ``AdminAuthMiddleware``.
     public var adminToken: AdminToken?
+    /// The account session that authenticated this request, set by ``SessionMiddleware``.
+    var session: AuthenticatedSession?
+    /// The peer's IP address (the proxy's, behind one; see ``SessionMiddleware`` for forwarded addresses).
+    public let peerAddress: String?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        peerAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// Bodies are already bounded by ``BodyLimitMiddleware`` with the configured limit.

@@ -57,5 +57,6 @@ struct RouteBuilder {
     func get(_ path: String = "", use handler: @escaping Handler) { on(.get, path, use: handler) }
     func post(_ path: String = "", use handler: @escaping Handler) { on(.post, path, use: handler) }
     func patch(_ path: String = "", use handler: @escaping Handler) { on(.patch, path, use: handler) }
+    func put(_ path: String = "", use handler: @escaping Handler) { on(.put, path, use: handler) }
     func delete(_ path: String = "", use handler: @escaping Handler) { on(.delete, path, use: handler) }
 }

@@ -24,12 +24,13 @@ struct TestServer: Sendable {
         _ uri: String,
         json: String? = nil,
         headers: HTTPFields = [:],
-        authorized: Bool = true
+        authorized: Bool = true,
+        body: String? = nil
     ) async throws -> TestResponse {
         var headers = headers
         if authorized, headers[.authorization] == nil { headers[.authorization] = "Bearer \(adminToken)" }
         if json != nil { headers[.contentType] = "application/json" }
-        return try await client.execute(uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) }) { $0 }
+        return try await client.execute(uri: uri, method: method, headers: headers, body: (json ?? body).map { ByteBuffer(string: $0) }) { $0 }
     }
 }
 

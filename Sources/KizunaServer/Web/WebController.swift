@@ -1,0 +1,182 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KizunaCore
+import Logging
+
+/// The website side of accounts: sign-in, sign-up, change-password and reset pages posting plain forms, the
+/// `/.well-known/change-password` redirect, and the web-view handoff that turns an app's one-time code into a cookie.
+struct WebController {
+    let accounts: AccountService
+    let web: WebSettings
+    let sessions: SessionPolicy
+
+    private struct SignInForm: Decodable {
+        var identifier: String
+        var password: String
+        var next: String?
+    }
+
+    private struct ChangePasswordForm: Decodable {
+        var currentPassword: String
+        var newPassword: String
+    }
+
+    private struct ResetForm: Decodable {
+        var token: String
+        var newPassword: String
+    }
+
+    func addRoutes(to root: RouteBuilder) {
+        root.get("/.well-known/change-password") { _, _ in
+            Response(status: .found, headers: [.location: "/account/change-password", .contentLength: "0"])
+        }
+        root.get("/account") { request, _ in
+            guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in") }
+            return Self.html(WebPages.account(identifier: session.account.identifier))
+        }
+        root.get("/account/sign-in") { request, _ in
+            if await currentSession(request) != nil { return Self.redirect("/account") }
+            return Self.html(WebPages.signIn(next: request.uri.queryParameters["next"].map(String.init).flatMap(Self.localPath)))
+        }
+        root.post("/account/sign-in") { request, context in
+            try checkOrigin(request)
+            let form = try await Self.form(SignInForm.self, request, context)
+            let next = form.next.flatMap(Self.localPath)
+            do {
+                let (_, session) = try await accounts.signIn(
+                    Credentials(identifier: form.identifier, password: form.password), kind: .web,
+                    address: request.clientAddress(context, trustForwardedFor: web.trustForwardedFor))
+                return signedIn(session, redirect: next ?? "/account")
+            } catch let error as KizunaError where [.invalidCredentials, .throttled, .accountDisabled].contains(error.code) {
+                var response = Self.html(
+                    WebPages.signIn(identifier: form.identifier, next: next, problems: [.init(message: error.message)]),
+                    status: ErrorMiddleware.status(for: error.code))
+                if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+                return response
+            }
+        }
+        root.get("/account/sign-up") { _, _ in
+            Self.html(WebPages.signUp())
+        }
+        root.post("/account/sign-up") { request, context in
+            try checkOrigin(request)
+            let form = try await Self.form(SignInForm.self, request, context)
+            do {
+                let (_, session) = try await accounts.signUp(
+                    Credentials(identifier: form.identifier, password: form.password), kind: .web, languages: request.languages)
+                return signedIn(session, redirect: "/account", status: .seeOther)
+            } catch let error as KizunaError where [.validationFailed, .conflict].contains(error.code) {
+                return Self.html(
+                    WebPages.signUp(identifier: form.identifier, problems: Self.problems(error)), status: ErrorMiddleware.status(for: error.code))
+            }
+        }
+        root.post("/account/sign-out") { request, _ in
+            try checkOrigin(request)
+            if let session = await currentSession(request) {
+                try await accounts.signOut(session: session.sessionId, of: session.account.id)
+            }
+            var response = Self.redirect("/account/sign-in")
+            response.setCookie(web.clearedSessionCookie)
+            return response
+        }
+        root.get("/account/change-password") { request, _ in
+            guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
+            return Self.html(WebPages.changePassword(identifier: session.account.identifier))
+        }
+        root.post("/account/change-password") { request, context in
+            try checkOrigin(request)
+            guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
+            let form = try await Self.form(ChangePasswordForm.self, request, context)
+            do {
+                try await accounts.changePassword(
+                    session, ChangePasswordRequest(currentPassword: form.currentPassword, newPassword: form.newPassword),
+                    address: request.clientAddress(context, trustForwardedFor: web.trustForwardedFor), languages: request.languages)
+                return Self.html(WebPages.changePassword(identifier: session.account.identifier, done: true))
+            } catch let error as KizunaError where [.validationFailed, .invalidCredentials, .throttled].contains(error.code) {
+                return Self.html(
+                    WebPages.changePassword(
+                        identifier: session.account.identifier, problems: Self.problems(error, renaming: ["password": "newPassword"])),
+                    status: ErrorMiddleware.status(for: error.code))
+            }
+        }
+        root.get("/account/reset-password") { request, _ in
+            Self.html(WebPages.resetPassword(token: request.uri.queryParameters["token"].map(String.init) ?? ""))
+        }
+        root.post("/account/reset-password") { request, context in
+            try checkOrigin(request)
+            let form = try await Self.form(ResetForm.self, request, context)
+            do {
+                try await accounts.resetPassword(ResetPasswordRequest(token: form.token, newPassword: form.newPassword), languages: request.languages)
+                return Self.html(WebPages.resetPassword(token: "", done: true))
+            } catch let error as KizunaError where [.validationFailed, .sessionExpired].contains(error.code) {
+                return Self.html(
+                    WebPages.resetPassword(token: form.token, problems: Self.problems(error, renaming: ["password": "newPassword"])),
+                    status: ErrorMiddleware.status(for: error.code))
+            }
+        }
+        root.get("/v1/session/handoff") { request, _ in
+            do {
+                let (session, next) = try await accounts.redeemHandoff(request.uri.queryParameters["code"].map(String.init) ?? "")
+                return signedIn(session, redirect: next)
+            } catch let error as KizunaError where error.code == .sessionExpired {
+                return Self.html(WebPages.message(title: "Link expired", text: error.message, code: error.code.rawValue), status: .badRequest)
+            }
+        }
+    }
+
+    /// The cookie session the request carries, if it is valid.
+    private func currentSession(_ request: Request) async -> AuthenticatedSession? {
+        guard let token = request.cookies[web.cookieName]?.value, !token.isEmpty else { return nil }
+        return try? await accounts.authenticate(token)
+    }
+
+    /// A redirect that also sets the new session's cookie.
+    private func signedIn(_ session: IssuedSession, redirect path: String, status: HTTPResponse.Status = .seeOther) -> Response {
+        var response = Self.redirect(path, status: status)
+        response.setCookie(web.sessionCookie(session.access.text, lifetime: sessions.webLifetime))
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    private func checkOrigin(_ request: Request) throws {
+        guard web.isSameOrigin(request) else { throw KizunaError(.forbidden, "Forms must be posted from this site's own pages.") }
+    }
+
+    private static func form<T: Decodable>(_ type: T.Type, _ request: Request, _ context: KizunaRequestContext) async throws -> T {
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        do {
+            return try URLEncodedFormDecoder().decode(T.self, from: String(buffer: buffer))
+        } catch {
+            throw KizunaError(.badRequest, "The form is missing a field or is not URL-encoded.")
+        }
+    }
+
+    private static func problems(_ error: KizunaError, renaming: [String: String] = [:]) -> [WebPages.Problem] {
+        guard !error.details.isEmpty else { return [.init(field: error.field.map { renaming[$0] ?? $0 }, message: error.message)] }
+        return error.details.map { detail in
+            let field = detail.field.map { renaming[$0] ?? $0 }
+            let label = field.map { $0 == "identifier" ? "Email or username" : ($0 == "currentPassword" ? "Current password" : "Password") }
+            return .init(field: field, message: label.map { "\($0): \(detail.message)" } ?? detail.message)
+        }
+    }
+
+    private static func localPath(_ path: String) -> String? {
+        WebSettings.isLocalPath(path) ? path : nil
+    }
+
+    static func redirect(_ path: String, status: HTTPResponse.Status = .seeOther) -> Response {
+        Response(status: status, headers: [.location: path, .contentLength: "0", .cacheControl: "no-store"])
+    }
+
+    static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        .bytes(
+            Array(text.utf8), contentType: "text/html; charset=utf-8", status: status,
+            headers: [
+                .cacheControl: "no-store",
+                .init("Content-Security-Policy")!: "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+                .init("X-Content-Type-Options")!: "nosniff",
+            ])
+    }
+}
