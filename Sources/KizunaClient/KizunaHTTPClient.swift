@@ -19,6 +19,8 @@ public struct KizunaHTTPClient: Sendable {
     /// The most a request may take, from sending to the last byte of the answer.
     public let timeout: Duration
     let session: URLSession
+    /// Supplies a bearer token per request when ``token`` is absent: the signed-in account's, for ``KizunaApp``.
+    var authorization: (@Sendable () async throws(KizunaError) -> String?)?
 
     /// Creates a client.
     /// - Parameters:
@@ -87,6 +89,9 @@ public struct KizunaHTTPClient: Sendable {
         headers: [String: String] = [:]
     ) async throws(KizunaError) -> Reply {
         var request = try makeRequest(method, path, headers: headers)
+        if token == nil, headers["Authorization"] == nil, let authorization, let bearer = try await authorization() {
+            request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
+        }
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             do {

@@ -14,32 +14,10 @@ import Testing
 @Suite("kizuna config and gate")
 struct DocumentCommandTests {
     @Test func configAndGateCommandsDriveTheAdminAPI() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-cli-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
-        let parts = try await ServerParts(
-            configuration: KizunaConfiguration(port: 0, database: .sqlite(dataDirectory: directory.path), logLevel: .warning) { announce.yield($0) }
-        )
-        let group = ServiceGroup(services: [parts.application { listening.yield($0) }], logger: parts.logger)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            var portIterator = ports.makeAsyncIterator()
-            let port = try #require(await portIterator.next())
-            var tokenIterator = tokens.makeAsyncIterator()
-            let token = try #require(await tokenIterator.next()).token
-            #expect(await parts.readiness.settled() == .ready)
-            let server = "http://127.0.0.1:\(port)"
-            let admin = AdminClient(server: URL(string: server)!, token: token)
+        try await CLIServer.run { server in
+            let (admin, directory) = (server.admin, server.directory)
             _ = try await admin.createApp(NewApp(id: "shop", name: "Shop", platform: .ios, bundleId: "com.example.shop", teamId: "ABCDE12345"))
-            func kizuna(_ arguments: [String]) async throws {
-                var command = try Kizuna.parseAsRoot(arguments + ["--app", "shop", "--server", server, "--token", token])
-                if var asyncCommand = command as? any AsyncParsableCommand {
-                    try await asyncCommand.run()
-                } else {
-                    try command.run()
-                }
-            }
+            func kizuna(_ arguments: [String]) async throws { try await server.kizuna(arguments + ["--app", "shop"]) }
 
             // config set creates and changes parameters, one version each.
             try await kizuna(["config", "set", "greeting", "hello", "--type", "string", "-m", "first"])
@@ -79,9 +57,6 @@ struct DocumentCommandTests {
             try await kizuna(["gate", "show"])
             try await kizuna(["gate", "rollback", "1"])
             #expect(try await admin.checkGate(app: "shop", device: DeviceContext(appVersion: "3.10.1")).action == .require)
-
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
         }
     }
 

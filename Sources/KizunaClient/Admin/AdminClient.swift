@@ -5,6 +5,9 @@ import KizunaCore
 public struct AdminClient: Sendable {
     let http: KizunaHTTPClient
 
+    /// The server's base URL.
+    public var server: URL { http.baseURL }
+
     /// Creates an admin client.
     /// - Parameters:
     ///   - server: The server's base URL.

@@ -27,6 +27,8 @@ public struct KizunaApp: Sendable {
     public let device: DeviceContext
     let files: FileStore
     let http: KizunaHTTPClient
+    /// The signed-in account; its access token goes with every request this app's SDK objects make.
+    public let auth: Auth
     /// The app's path prefix on the server, `/v1/apps/<id>`, with the id percent-encoded.
     let path: String
 
@@ -41,6 +43,9 @@ public struct KizunaApp: Sendable {
     ///   - timeout: The deadline for each request (default 10 seconds); an offline device falls back to stored
     ///     state after at most this long.
     ///   - session: The URL session to use.
+    ///   - secureStore: Where ``auth`` keeps the session (default: `SecureStore(service: "kizuna.<appId>")`, the
+    ///     Keychain on Apple platforms).
+    ///   - deviceName: A label for this install in the account's session list, such as the device's name.
     /// - Throws: `bad_request` when `directory` cannot be created or written, or `appId` cannot be put in a URL.
     public init(
         server: URL,
@@ -48,7 +53,9 @@ public struct KizunaApp: Sendable {
         directory: URL,
         device: DeviceContext,
         timeout: Duration = .seconds(10),
-        session: URLSession = .shared
+        session: URLSession = .shared,
+        secureStore: SecureStore? = nil,
+        deviceName: String? = nil
     ) throws(KizunaError) {
         self.server = server
         self.appId = appId
@@ -59,7 +66,14 @@ public struct KizunaApp: Sendable {
             device.installId = try Self.installId(in: files)
         }
         self.device = device
-        http = KizunaHTTPClient(baseURL: server, timeout: timeout, session: session)
+        let plain = KizunaHTTPClient(baseURL: server, timeout: timeout, session: session)
+        let auth = Auth(
+            http: plain, store: secureStore ?? SecureStore(service: "kizuna.\(appId)"),
+            device: device.installId.map { DeviceRegistration(appId: appId, installId: $0, name: deviceName) })
+        self.auth = auth
+        var http = plain
+        http.authorization = { () async throws(KizunaError) -> String? in try await auth.accessTokenIfSignedIn() }
+        self.http = http
     }
 
     /// The deadline for each request.

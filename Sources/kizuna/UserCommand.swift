@@ -1,0 +1,178 @@
+import ArgumentParser
+import Foundation
+import KizunaClient
+import KizunaCore
+
+struct UserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "user",
+        abstract: "Manage accounts through the admin API. USER is an account id (usr_…) or its identifier.",
+        subcommands: [List.self, Show.self, Disable.self, Enable.self, Remove.self, ResetPassword.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List accounts in identifier order.")
+        @Option(help: "Only identifiers containing this.") var search: String?
+        @Option(help: "Accounts per page (1–500).") var limit = 50
+        @Option(help: "Start after this identifier (the 'next' of the previous page).") var after: String?
+        @OptionGroup var server: ServerOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let client = try server.client(.process)
+            let page = try await reportingErrors { try await client.users(after: after, limit: limit, search: search) }
+            if output.json { return try output.printJSON(page) }
+            if page.users.isEmpty { return print("No accounts.") }
+            for user in page.users {
+                print("\(user.id)  \(user.identifier)  \(user.disabled ? "disabled" : "active")  sessions: \(user.activeSessions)")
+            }
+            if let next = page.next { print("More: --after '\(next)'") }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one account with its devices.")
+        @Argument(help: "The account's id or identifier.") var user: String
+        @OptionGroup var server: ServerOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let client = try server.client(.process)
+            let record = try await reportingErrors { try await client.user(user) }
+            if output.json { return try output.printJSON(record) }
+            printDetails(record)
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable an account and sign out every session.")
+        @OptionGroup var target: StatusChange
+
+        func run() async throws { try await target.apply(disabled: true) }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enable a disabled account.")
+        @OptionGroup var target: StatusChange
+
+        func run() async throws { try await target.apply(disabled: false) }
+    }
+
+    /// What `disable` and `enable` share: the account and where to reach the server.
+    struct StatusChange: ParsableArguments {
+        @Argument(help: "The account's id or identifier.") var user: String
+        @OptionGroup var server: ServerOptions
+        @OptionGroup var output: OutputOptions
+
+        func apply(disabled: Bool) async throws {
+            let client = try server.client(.process)
+            let record = try await reportingErrors { try await client.setUserDisabled(user, disabled) }
+            if output.json { return try output.printJSON(record) }
+            print(disabled ? "Disabled \(record.identifier); every session is signed out." : "Enabled \(record.identifier).")
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete an account with its sessions and devices.")
+        @Argument(help: "The account's id or identifier.") var user: String
+        @OptionGroup var server: ServerOptions
+
+        func run() async throws {
+            let client = try server.client(.process)
+            try await reportingErrors { try await client.deleteUser(user) }
+            print("Deleted \(user).")
+        }
+    }
+
+    struct ResetPassword: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-password",
+            abstract: "Create a single-use password-reset link (valid an hour) to hand to the account's owner.",
+            discussion: "Kizuna sends no mail: pass the link on yourself. Redeeming it signs every session of the account out."
+        )
+        @Argument(help: "The account's id or identifier.") var user: String
+        @OptionGroup var server: ServerOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let client = try server.client(.process)
+            let grant = try await reportingErrors { try await client.createPasswordReset(user) }
+            if output.json { return try output.printJSON(grant) }
+            let url = grant.url.hasPrefix("/") ? client.server.absoluteString.trimmingTrailingSlash + grant.url : grant.url
+            print(
+                """
+                Reset link (single use, until \(grant.expiresAt.formatted(.iso8601))):
+                \(url)
+                """)
+        }
+    }
+}
+
+struct AASACommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "aasa",
+        abstract: "The apple-app-site-association file and the per-app settings it is generated from.",
+        subcommands: [Show.self, Settings.self]
+    )
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the generated file: one app's part, or without --app the whole served file.")
+        @Option(help: "The app whose part to print.") var app: String?
+        @OptionGroup var server: ServerOptions
+
+        func run() async throws {
+            let client = try server.client(.process)
+            let bytes = try await reportingErrors { try await client.associationFile(app: app) }
+            FileHandle.standardOutput.write(bytes + Data("\n".utf8))
+        }
+    }
+
+    struct Settings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print an app's associated-domain settings, or replace them with -f FILE (JSON; '-' reads standard input).")
+        @Option(help: "The app.") var app: String
+        @Option(name: [.short, .customLong("file")], help: "Settings to store.") var file: String?
+        @OptionGroup var server: ServerOptions
+
+        func run() async throws {
+            let client = try server.client(.process)
+            var settings: AssociatedDomainSettings
+            if let file {
+                let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+                do {
+                    settings = try JSONDecoder().decode(AssociatedDomainSettings.self, from: data)
+                } catch {
+                    throw ValidationError("\(file) is not associated-domain settings JSON: \(error)")
+                }
+                settings = try await reportingErrors { try await client.setAssociatedDomains(app: app, settings) }
+            } else {
+                settings = try await reportingErrors { try await client.associatedDomains(app: app) }
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            FileHandle.standardOutput.write(try encoder.encode(settings) + Data("\n".utf8))
+        }
+    }
+}
+
+private func printDetails(_ user: UserRecord) {
+    print(
+        """
+        id:               \(user.id)
+        identifier:       \(user.identifier) (\(user.kind.rawValue))
+        status:           \(user.disabled ? "disabled" : "active")
+        created:          \(user.createdAt.formatted(.iso8601))
+        password changed: \(user.passwordChangedAt.formatted(.iso8601))
+        last sign-in:     \(user.lastSignInAt?.formatted(.iso8601) ?? "-")
+        active sessions:  \(user.activeSessions)
+        """)
+    for device in user.devices {
+        print(
+            "device:           \(device.appId) \(device.installId)\(device.name.map { " (\($0))" } ?? "")  last seen \(device.lastSeenAt.formatted(.iso8601))"
+        )
+    }
+}
+
+extension String {
+    fileprivate var trimmingTrailingSlash: String { hasSuffix("/") ? String(dropLast()) : self }
+}

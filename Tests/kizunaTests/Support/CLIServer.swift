@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import KizunaClient
+import KizunaCore
+import Logging
+import ServiceLifecycle
+import Testing
+
+@testable import KizunaServer
+@testable import kizuna
+
+/// A real server on a loopback port over a fresh SQLite store, and a way to run `kizuna …` in-process against it.
+struct CLIServer {
+    let url: String
+    let token: String
+    let admin: AdminClient
+    let directory: URL
+
+    /// Runs `kizuna <arguments> --server … --token …`.
+    func kizuna(_ arguments: [String]) async throws {
+        var command = try Kizuna.parseAsRoot(arguments + ["--server", url, "--token", token])
+        if var asyncCommand = command as? any AsyncParsableCommand {
+            try await asyncCommand.run()
+        } else {
+            try command.run()
+        }
+    }
+
+    static func run(configure: (inout KizunaConfiguration) -> Void = { _ in }, _ body: (CLIServer) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        var configuration = KizunaConfiguration(port: 0, database: .sqlite(dataDirectory: directory.path), logLevel: .warning) { announce.yield($0) }
+        configure(&configuration)
+        let parts = try await ServerParts(configuration: configuration)
+        let group = ServiceGroup(services: [parts.application { listening.yield($0) }], logger: parts.logger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            do {
+                var portIterator = ports.makeAsyncIterator()
+                let port = try #require(await portIterator.next())
+                var tokenIterator = tokens.makeAsyncIterator()
+                let token = try #require(await tokenIterator.next()).token
+                #expect(await parts.readiness.settled() == .ready)
+                let url = "http://127.0.0.1:\(port)"
+                try await body(CLIServer(url: url, token: token, admin: AdminClient(server: URL(string: url)!, token: token), directory: directory))
+            } catch {
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                throw error
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+}
