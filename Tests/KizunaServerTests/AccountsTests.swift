@@ -44,6 +44,10 @@ struct AccountsTests {
             let stored = try await server.database.raw("SELECT token_hash, refresh_hash FROM sessions").all()
             let text = try stored.map { try $0.decode(column: "token_hash", as: String.self) + $0.decode(column: "refresh_hash", as: String.self) }
             #expect(stored.count == 1 && !text[0].contains(grant.session.accessToken.dropFirst(4)))
+            let tokenHash = try stored[0].decode(column: "token_hash", as: String.self)
+            let refreshHash = try stored[0].decode(column: "refresh_hash", as: String.self)
+            #expect(tokenHash == SessionSecret(grant.session.accessToken, purpose: .access)?.hash && tokenHash.count == 64)
+            #expect(refreshHash == SessionSecret(grant.session.refreshToken, purpose: .refresh)?.hash)
             let hash = try await server.database.raw("SELECT password_hash FROM users").first()?.decode(column: "password_hash", as: String.self)
             #expect(hash?.hasPrefix("$scrypt$ln=10,r=8,p=1$") == true)
 
@@ -228,6 +232,10 @@ struct AccountsTests {
             // The cookie is a session of the same account.
             let me = try await server.send(.get, "/v1/me", headers: [.cookie: "\(name)=\(value)"], authorized: false)
             #expect(try me.decode(AccountInfo.self).id == grant.account.id)
+
+            // A body of the wrong shape is the client's mistake, named by path.
+            let wrongType = try await server.send(.post, "/v1/me/handoff", json: #"{"next":5}"#, headers: bearer)
+            #expect(wrongType.status == .badRequest && wrongType.error?.code == .badRequest && wrongType.error?.field == "$.next")
 
             // Single use.
             let reused = try await server.send(.get, handoff.url, authorized: false)

@@ -35,7 +35,8 @@ public actor Auth {
     private let store: SecureStore
     private let device: DeviceRegistration?
     private let clock: @Sendable () -> Date
-    private var stored: Stored?
+    private var loaded = false
+    private var cached: Stored?
     private var refreshing: Task<Stored, any Error>?
     private static let key = "session"
 
@@ -47,8 +48,23 @@ public actor Auth {
         self.store = store
         self.device = device
         self.clock = clock
-        // A session that cannot be read (a damaged item, another key) counts as signed out.
-        stored = (try? store.data(forKey: Self.key)).flatMap { $0 }.flatMap { try? WireFormat.decoder().decode(Stored.self, from: $0) }
+    }
+
+    /// The stored session, read from the secure store on first use rather than when ``KizunaApp`` is created, so
+    /// launch does not wait on a Keychain or file read.
+    private var stored: Stored? {
+        get {
+            if !loaded {
+                // A session that cannot be read (a damaged item, another key) counts as signed out.
+                cached = (try? store.data(forKey: Self.key)).flatMap { $0 }.flatMap { try? WireFormat.decoder().decode(Stored.self, from: $0) }
+                loaded = true
+            }
+            return cached
+        }
+        set {
+            cached = newValue
+            loaded = true
+        }
     }
 
     /// The signed-in account, or `nil`.

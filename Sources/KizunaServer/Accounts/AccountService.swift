@@ -96,7 +96,7 @@ struct AccountService: Sendable {
             throw KizunaError(.invalidCredentials, "The identifier or the password is wrong.")
         }
         guard row.disabledAt == nil else {
-            throw KizunaError(.accountDisabled, "This account has been disabled. Contact the app's support.")
+            throw Self.accountDisabled
         }
         try await throttle.clear(identifier: identifier)
         // Hashes made with older parameters are replaced now, while the password is at hand.
@@ -128,7 +128,7 @@ struct AccountService: Sendable {
         ).first()
         guard let row, try row.decode(column: "expires_at", as: Int64.self) > now else { throw Self.sessionExpired }
         guard try row.decode(column: "disabled_at", as: Int64?.self) == nil else {
-            throw KizunaError(.accountDisabled, "This account has been disabled. Contact the app's support.")
+            throw Self.accountDisabled
         }
         let id = try row.decode(column: "id", as: String.self)
         // "Last used" is for the session list; minute precision spares a write on every request.
@@ -173,7 +173,7 @@ struct AccountService: Sendable {
             }
             guard try row.decode(column: "refresh_expires_at", as: Int64?.self).map({ $0 > now }) == true else { throw Self.sessionExpired }
             guard try row.decode(column: "disabled_at", as: Int64?.self) == nil else {
-                throw KizunaError(.accountDisabled, "This account has been disabled. Contact the app's support.")
+                throw Self.accountDisabled
             }
             let id = try row.decode(column: "id", as: String.self)
             let access = SessionSecret.generate(.access)
@@ -356,7 +356,7 @@ struct AccountService: Sendable {
             query.where("identifier", .equal, SQLBind(AccountIdentifier.normalize(reference)))
         }
         guard let row = try await query.first() else { return nil }
-        return try await record(row)
+        return try await records([row]).first
     }
 
     /// A page of accounts in identifier order, after `after`, optionally only identifiers containing `search`.
@@ -369,8 +369,7 @@ struct AccountService: Sendable {
             query.where(SQLQueryString("identifier LIKE \(bind: "%\(escaped)%") ESCAPE '\\'"))
         }
         let rows = try await query.all()
-        var users: [UserRecord] = []
-        for row in rows.prefix(limit) { users.append(try await record(row)) }
+        let users = try await records(Array(rows.prefix(limit)))
         return UserList(users: users, next: rows.count > limit ? users.last?.identifier : nil)
     }
 
@@ -397,34 +396,42 @@ struct AccountService: Sendable {
         "id", "identifier", "disabled_at", "created_at", "updated_at", "password_changed_at", "last_sign_in_at",
     ]
 
-    private func record(_ row: any SQLRow) async throws -> UserRecord {
-        let id = try row.decode(column: "id", as: String.self)
-        let identifier = AccountIdentifier(try row.decode(column: "identifier", as: String.self))
+    /// The records of a page of `users` rows: two queries for the whole page (session counts, devices), not two per
+    /// account.
+    private func records(_ rows: [any SQLRow]) async throws -> [UserRecord] {
+        let ids = try rows.map { try $0.decode(column: "id", as: String.self) }
+        guard !ids.isEmpty else { return [] }
         let now = EpochMillis.now
-        let active =
-            try await database.raw(
-                """
-                SELECT COUNT(*) AS n FROM sessions WHERE user_id = \(bind: id)
-                AND (expires_at > \(bind: now) OR refresh_expires_at > \(bind: now))
-                """
-            ).first()?.decode(column: "n", as: Int.self) ?? 0
-        let devices = try await database.select().columns("app_id", "install_id", "name", "created_at", "last_seen_at").from("user_devices")
-            .where("user_id", .equal, SQLBind(id)).orderBy("last_seen_at", .descending).all()
-            .map { device in
+        var active: [String: Int] = [:]
+        let counts = try await database.select().column("user_id").column(SQLAlias(SQLFunction("COUNT", args: SQLLiteral.all), as: "n"))
+            .from("sessions").where("user_id", .in, ids)
+            .where(group: { $0.where("expires_at", .greaterThan, SQLBind(now)).orWhere("refresh_expires_at", .greaterThan, SQLBind(now)) })
+            .groupBy("user_id").all()
+        for row in counts {
+            active[try row.decode(column: "user_id", as: String.self)] = try row.decode(column: "n", as: Int.self)
+        }
+        var devices: [String: [AccountDevice]] = [:]
+        let deviceRows = try await database.select().columns("user_id", "app_id", "install_id", "name", "created_at", "last_seen_at")
+            .from("user_devices").where("user_id", .in, ids).orderBy("last_seen_at", .descending).all()
+        for device in deviceRows {
+            devices[try device.decode(column: "user_id", as: String.self), default: []].append(
                 AccountDevice(
                     appId: try device.decode(column: "app_id", as: String.self), installId: try device.decode(column: "install_id", as: String.self),
                     name: try device.decode(column: "name", as: String?.self),
                     createdAt: EpochMillis.date(try device.decode(column: "created_at", as: Int64.self)),
-                    lastSeenAt: EpochMillis.date(try device.decode(column: "last_seen_at", as: Int64.self)))
-            }
-        return UserRecord(
-            id: id, identifier: identifier.normalized, kind: identifier.kind,
-            disabled: try row.decode(column: "disabled_at", as: Int64?.self) != nil,
-            createdAt: EpochMillis.date(try row.decode(column: "created_at", as: Int64.self)),
-            updatedAt: EpochMillis.date(try row.decode(column: "updated_at", as: Int64.self)),
-            passwordChangedAt: EpochMillis.date(try row.decode(column: "password_changed_at", as: Int64.self)),
-            lastSignInAt: try row.decode(column: "last_sign_in_at", as: Int64?.self).map(EpochMillis.date), activeSessions: active,
-            devices: devices)
+                    lastSeenAt: EpochMillis.date(try device.decode(column: "last_seen_at", as: Int64.self))))
+        }
+        return try zip(ids, rows).map { id, row in
+            let identifier = AccountIdentifier(try row.decode(column: "identifier", as: String.self))
+            return UserRecord(
+                id: id, identifier: identifier.normalized, kind: identifier.kind,
+                disabled: try row.decode(column: "disabled_at", as: Int64?.self) != nil,
+                createdAt: EpochMillis.date(try row.decode(column: "created_at", as: Int64.self)),
+                updatedAt: EpochMillis.date(try row.decode(column: "updated_at", as: Int64.self)),
+                passwordChangedAt: EpochMillis.date(try row.decode(column: "password_changed_at", as: Int64.self)),
+                lastSignInAt: try row.decode(column: "last_sign_in_at", as: Int64?.self).map(EpochMillis.date), activeSessions: active[id] ?? 0,
+                devices: devices[id] ?? [])
+        }
     }
 
     /// Checks a signed-in account's password, with the same throttling as sign-in.
@@ -524,6 +531,10 @@ struct AccountService: Sendable {
             throw KizunaError(
                 .validationFailed, "The device needs an appId (≤ 64), an installId (≤ 128) and at most a 100-character name.", field: "device")
         }
+    }
+
+    private static var accountDisabled: KizunaError {
+        KizunaError(.accountDisabled, "This account has been disabled. Contact the app's support.")
     }
 
     static var sessionExpired: KizunaError {

@@ -35,7 +35,7 @@ struct AccountsController {
         let session = SessionMiddleware(accounts: accounts, web: web)
         v1.group("/auth/sign-out", middleware: session).post { request, context in
             let current = try context.requireSession()
-            let body = request.headers[.contentLength] == "0" ? SignOutRequest() : try await Self.optionalBody(request, context, SignOutRequest())
+            let body = try await request.decodeIfPresent(as: SignOutRequest.self, context: context, default: SignOutRequest())
             if body.everywhere {
                 try await accounts.signOutEverywhere(current.account.id)
             } else {
@@ -78,7 +78,7 @@ struct AccountsController {
         }
         me.post("/handoff") { request, context in
             let current = try context.requireSession()
-            let body = try await Self.optionalBody(request, context, HandoffRequest())
+            let body = try await request.decodeIfPresent(as: HandoffRequest.self, context: context, default: HandoffRequest())
             let next = body.next ?? "/account"
             guard WebSettings.isLocalPath(next) else {
                 throw KizunaError(.validationFailed, "next must be a path on this site, such as /account.", field: "next")
@@ -87,14 +87,6 @@ struct AccountsController {
             let url = web.link("/v1/session/handoff?code=\(code.text)")
             return try .json(HandoffCode(code: code.text, expiresAt: EpochMillis.date(expires), url: url), status: .created, headers: Self.noStore)
         }
-    }
-
-    /// Bodies that may be left out entirely.
-    private static func optionalBody<T: Decodable>(_ request: Request, _ context: KizunaRequestContext, _ empty: T) async throws -> T {
-        var request = request
-        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
-        guard buffer.readableBytes > 0 else { return empty }
-        return try WireFormat.decoder().decode(T.self, from: Data(buffer.readableBytesView))
     }
 
     /// Secrets must not be cached by anything between.
@@ -131,7 +123,9 @@ struct UsersController {
             let user = try await find(context)
             let (token, expires) = try await accounts.createResetToken(userId: user.id)
             let url = web.link("/account/reset-password?token=\(token.text)")
-            return try .json(PasswordResetGrant(token: token.text, expiresAt: EpochMillis.date(expires), url: url), status: .created)
+            return try .json(
+                PasswordResetGrant(token: token.text, expiresAt: EpochMillis.date(expires), url: url), status: .created,
+                headers: AccountsController.noStore)
         }
     }
 

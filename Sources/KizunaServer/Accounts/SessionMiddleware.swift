@@ -19,7 +19,7 @@ struct SessionMiddleware: RouterMiddleware {
         let token: String
         if let bearer = request.bearerToken {
             token = bearer
-        } else if let cookie = request.cookies[web.cookieName]?.value, !cookie.isEmpty {
+        } else if let cookie = web.sessionToken(in: request) {
             guard request.method == .get || request.method == .head || web.isSameOrigin(request) else {
                 throw KizunaError(.forbidden, "A cookie-authenticated change must come from this site's own pages.")
             }
@@ -50,6 +50,11 @@ extension WebSettings {
         Cookie(
             name: cookieName, value: token, maxAge: Int(lifetime.components.seconds), path: "/", secure: cookieMode == .secure, httpOnly: true,
             sameSite: .lax)
+    }
+
+    /// The session token the request's cookie carries, if any.
+    func sessionToken(in request: Request) -> String? {
+        request.cookies[cookieName].map(\.value).flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// A cookie that removes the session cookie.

@@ -20,9 +20,14 @@ struct SignInThrottle: Sendable {
 
     /// The keys for a sign-in attempt.
     func keys(identifier: AccountIdentifier, address: String?) -> [Key] {
-        var keys = [Key(value: "account:" + hex(Data(SHA256.hash(data: Data(identifier.normalized.utf8)))), allowance: policy.accountAllowance)]
+        var keys = [accountKey(identifier)]
         if let address { keys.append(Key(value: "address:" + address, allowance: policy.addressAllowance)) }
         return keys
+    }
+
+    /// The identifier's key: a hash of its normalised form.
+    private func accountKey(_ identifier: AccountIdentifier) -> Key {
+        Key(value: "account:" + hex(Data(SHA256.hash(data: Data(identifier.normalized.utf8)))), allowance: policy.accountAllowance)
     }
 
     /// Throws `throttled` with the seconds left when any key is locked.
@@ -64,7 +69,7 @@ struct SignInThrottle: Sendable {
     /// Clears the identifier's count after a successful sign-in or a password reset. The address keeps its count
     /// (it decays with the window): signing in to one's own account must not reset a guessing run against others.
     func clear(identifier: AccountIdentifier) async throws {
-        let key = keys(identifier: identifier, address: nil)[0].value
+        let key = accountKey(identifier).value
         try await database.transaction { db in try await db.delete(from: "sign_in_throttles").where("key", .equal, SQLBind(key)).run() }
     }
 

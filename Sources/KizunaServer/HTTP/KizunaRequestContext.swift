@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import KizunaCore
+import NIOCore
 
 /// The request context of every Kizuna route.
 public struct KizunaRequestContext: RequestContext {
@@ -27,11 +28,24 @@ public struct KizunaRequestContext: RequestContext {
 public struct JSONRequestDecoder: RequestDecoder {
     public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        return try Self.decode(T.self, from: buffer)
+    }
+
+    /// Decodes JSON bytes, turning a failure into `bad_request` naming the path.
+    static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
         do {
             return try WireFormat.decoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
             throw KizunaError(decoding: error)
         }
+    }
+}
+
+extension Request {
+    /// The JSON body as `T`, or `empty` when the request has no body at all (for bodies that are optional).
+    func decodeIfPresent<T: Decodable>(as type: T.Type, context: KizunaRequestContext, default empty: T) async throws -> T {
+        let buffer = try await body.collect(upTo: context.maxUploadSize)
+        return buffer.readableBytes == 0 ? empty : try JSONRequestDecoder.decode(T.self, from: buffer)
     }
 }
 

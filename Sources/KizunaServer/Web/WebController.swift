@@ -127,7 +127,7 @@ struct WebController {
 
     /// The cookie session the request carries, if it is valid.
     private func currentSession(_ request: Request) async -> AuthenticatedSession? {
-        guard let token = request.cookies[web.cookieName]?.value, !token.isEmpty else { return nil }
+        guard let token = web.sessionToken(in: request) else { return nil }
         return try? await accounts.authenticate(token)
     }
 
@@ -157,10 +157,15 @@ struct WebController {
         guard !error.details.isEmpty else { return [.init(field: error.field.map { renaming[$0] ?? $0 }, message: error.message)] }
         return error.details.map { detail in
             let field = detail.field.map { renaming[$0] ?? $0 }
-            let label = field.map { $0 == "identifier" ? "Email or username" : ($0 == "currentPassword" ? "Current password" : "Password") }
+            let label = field.flatMap { labels[$0] }
             return .init(field: field, message: label.map { "\($0): \(detail.message)" } ?? detail.message)
         }
     }
+
+    /// The visible label of each form field, to prefix its problems in the summary.
+    private static let labels = [
+        "identifier": "Email or username", "password": "Password", "currentPassword": "Current password", "newPassword": "New password",
+    ]
 
     private static func localPath(_ path: String) -> String? {
         WebSettings.isLocalPath(path) ? path : nil
