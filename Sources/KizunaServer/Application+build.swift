@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import KizunaCore
 import Logging
@@ -22,6 +23,8 @@ struct ServerParts {
     let startup: StartupService
     let feed: ChangeFeed
     let configuration: KizunaConfiguration
+    /// Held while an SQLite store is served, so a second server on the same data directory is refused.
+    let storeLock: StoreLock?
 
     init(configuration: KizunaConfiguration) async throws {
         MetricsExporter.bootstrap()
@@ -31,6 +34,14 @@ struct ServerParts {
         self.logger = logger
         var databaseLogger = Logger(label: "kizuna.db")
         databaseLogger.logLevel = configuration.logLevel
+        if case .sqlite(let path) = configuration.database {
+            // Taken before the store is opened, so the second server touches nothing.
+            try? FileManager.default.createDirectory(
+                at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            storeLock = try StoreLock(store: path)
+        } else {
+            storeLock = nil
+        }
         database = try KizunaDatabase(location: configuration.database, logger: databaseLogger)
         let runner = MigrationRunner(database: database, steps: configuration.migrations, logger: logger)
         do {
@@ -54,36 +65,41 @@ struct ServerParts {
         router = Router(context: KizunaRequestContext.self)
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: RequestLogMiddleware())
+        // Outside the error middleware, so error answers carry CORS headers too (a browser hides them otherwise).
+        if !configuration.corsOrigins.isEmpty { router.add(middleware: AllowedOriginsMiddleware(origins: configuration.corsOrigins)) }
         router.add(middleware: ErrorMiddleware(routes: routes))
         router.add(middleware: ReadinessMiddleware(readiness: readiness))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodySize))
 
         let feed = ChangeFeed(database: database, readiness: readiness, logger: logger, pollInterval: configuration.changePollInterval)
         self.feed = feed
-        let appRepository = AppSQLRepository(database: database, didCommit: feed.poke)
+        let associatedDomainStore = AssociatedDomainStore(database: database)
+        let appRepository = AppSQLRepository(database: database, didCommit: feed.poke, checkChange: { try await associatedDomainStore.check($0) })
         let documents = DocumentSQLRepository(database: database, didCommit: feed.poke)
         let live = LiveDocuments(apps: appRepository, documents: documents, feed: feed)
 
         let root = RouteBuilder(router: router, prefix: "", registry: routes)
         let v1 = root.group("/v1")
         let admin = root.group("/v1/admin", middleware: AdminAuthMiddleware(tokens: tokens))
-        OperationsController(readiness: readiness).addRoutes(to: root)
+        OperationsController(readiness: readiness, database: database).addRoutes(to: root)
         let apps = AppsController(repository: appRepository)
         apps.addPublicRoutes(to: v1)
         apps.addAdminRoutes(to: admin)
-        PublishingController(documents: documents, live: live, retention: configuration.documentRetention).addRoutes(to: admin)
+        PublishingController(documents: documents, live: live, apps: appRepository, retention: configuration.documentRetention).addRoutes(to: admin)
         DeviceController(live: live, limiter: InstallRateLimiter(limit: configuration.deviceRateLimit)).addRoutes(to: v1)
         EventStreamController(feed: feed, live: live, database: database, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
 
         let web = configuration.effectiveWeb
         let accounts = AccountService(
-            database: database, hasher: PasswordHasher(parameters: configuration.passwordParameters), sessions: configuration.sessions,
+            database: database,
+            hasher: PasswordHasher(parameters: configuration.passwordParameters, maxPending: configuration.maxPendingPasswordChecks),
+            sessions: configuration.sessions,
             throttle: SignInThrottle(database: database, policy: configuration.signInThrottle), logger: logger)
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
         UsersController(accounts: accounts, web: web).addRoutes(to: admin)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)
-        let associatedDomains = AssociatedDomainsController(store: AssociatedDomainStore(database: database))
+        let associatedDomains = AssociatedDomainsController(store: associatedDomainStore)
         associatedDomains.addPublicRoutes(to: root)
         associatedDomains.addAdminRoutes(to: admin)
     }
@@ -93,10 +109,14 @@ extension ServerParts {
     /// The application serving these parts; the store closes after the server has drained.
     /// - Parameter onListening: told the port once the server listens (useful with port 0).
     func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        Application(
+        let limiter = ConnectionLimiter(limit: configuration.maxConnections, logger: logger)
+        return Application(
             router: router,
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [limiter.handler()], idleTimeout: .nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1))))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
-            services: [DatabaseService(database: database), startup, feed],
+            services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )

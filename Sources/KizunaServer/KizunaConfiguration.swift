@@ -30,6 +30,17 @@ public struct KizunaConfiguration: Sendable {
     /// The site's public URL, the session cookie's mode and proxy trust; by default derived from ``host``
     /// (see ``WebSettings/derived(host:publicURL:trustForwardedFor:)``).
     public var web: WebSettings?
+    /// Password checks (sign-in, sign-up, password changes) running or waiting at once; more are answered 503 with
+    /// `Retry-After` instead of queueing without limit behind a flood.
+    public var maxPendingPasswordChecks: Int = 16
+    /// Stop waiting for a connection that has sent nothing — no request, or not the rest of a request's header or
+    /// body — for this long; an idle keep-alive connection is closed after it too.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Connections open at once; more are closed as they arrive, with a warning in the log.
+    public var maxConnections: Int = 10_000
+    /// Origins (`https://app.example.com`) whose web pages may call the device and account API from a browser. None
+    /// by default: native apps need no CORS.
+    public var corsOrigins: [String] = []
     /// scrypt's cost for new password hashes (tests lower it to run faster).
     package var passwordParameters: PasswordHasher.Parameters = .standard
     /// How often the change feed reads the log without being woken: the most a lost notification delays an event.

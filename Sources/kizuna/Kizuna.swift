@@ -23,7 +23,10 @@ struct Kizuna: AsyncParsableCommand {
 struct VersionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "version", abstract: "Print Kizuna's version.")
 
-    func run() {
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        if output.json { return try output.printJSON(["version": "\(KizunaVersion.current)"]) }
         print(KizunaVersion.current)
     }
 }

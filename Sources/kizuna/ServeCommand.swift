@@ -61,6 +61,49 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var trustForwardedFor = false
 
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: """
+            Seconds a connection may send nothing — no request, or not the rest of one — before it is closed; idle \
+            keep-alive connections close after it too. Env: KIZUNA_IDLE_TIMEOUT. Default: 60.
+            """
+    )
+    var idleTimeout: Int?
+
+    @Option(
+        name: .customLong("max-connections"),
+        help: "Connections open at once; more are closed as they arrive, with a warning. Env: KIZUNA_MAX_CONNECTIONS. Default: 10000."
+    )
+    var maxConnections: Int?
+
+    @Option(
+        name: .customLong("cors-origin"),
+        help: """
+            An origin (https://app.example.com) whose web pages may call the device and account API from a browser; \
+            repeat for several. Never the admin API. Env: KIZUNA_CORS_ORIGINS, comma-separated. Default: none.
+            """
+    )
+    var corsOrigins: [String] = []
+
+    @Option(
+        name: .customLong("refresh-reuse-grace"),
+        help: """
+            Seconds after a session refresh in which the same install may present the exchanged refresh token again \
+            and get the same new tokens (its answer was lost); any other reuse signs the session out. \
+            Env: KIZUNA_REFRESH_REUSE_GRACE. Default: 30.
+            """
+    )
+    var refreshReuseGrace: Int?
+
+    @Option(
+        name: .customLong("max-pending-password-checks"),
+        help: """
+            Password checks (sign-in, sign-up, password changes) running or waiting at once; more are answered 503 with \
+            Retry-After. Env: KIZUNA_MAX_PENDING_PASSWORD_CHECKS. Default: 16.
+            """
+    )
+    var maxPendingPasswordChecks: Int?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. Env: KIZUNA_LOG_LEVEL. Default: info.")
     var logLevel: Logger.Level?
 
@@ -109,6 +152,21 @@ struct ServeCommand: AsyncParsableCommand {
             documentRetention: try integer(configRetention, "KIZUNA_CONFIG_RETENTION", 300, range: 1...100_000),
             deviceRateLimit: try rateLimit()
         )
+        configuration.idleTimeout = .seconds(try integer(idleTimeout, "KIZUNA_IDLE_TIMEOUT", 60, range: 1...86_400))
+        configuration.maxConnections = try integer(maxConnections, "KIZUNA_MAX_CONNECTIONS", 10_000, range: 1...1_000_000)
+        configuration.maxPendingPasswordChecks = try integer(
+            maxPendingPasswordChecks, "KIZUNA_MAX_PENDING_PASSWORD_CHECKS", 16, range: 1...10_000)
+        configuration.sessions.refreshReuseGrace = .seconds(try integer(refreshReuseGrace, "KIZUNA_REFRESH_REUSE_GRACE", 30, range: 0...600))
+        let origins =
+            corsOrigins.isEmpty
+            ? (environment["KIZUNA_CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } : corsOrigins
+        for origin in origins where !origin.isEmpty {
+            guard let url = URL(string: origin), url.scheme == "https" || url.scheme == "http", url.host != nil, url.path.isEmpty, url.query == nil
+            else {
+                throw ValidationError("--cors-origin must be an origin such as https://app.example.com (no path), got '\(origin)'.")
+            }
+            configuration.corsOrigins.append(origin)
+        }
         let trustProxy = trustForwardedFor || ["1", "true", "yes"].contains(environment["KIZUNA_TRUST_FORWARDED_FOR"]?.lowercased() ?? "")
         configuration.web = .derived(host: host, publicURL: publicURL, trustForwardedFor: trustProxy)
         return configuration

@@ -23,7 +23,12 @@ struct AccountsTests {
             configure: { configuration in
                 configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
                 configure(&configuration)
-            }, body)
+            }
+        ) { server in
+            // Devices name a registered app.
+            #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
+            try await body(server)
+        }
     }
 
     @Test(arguments: TestBackend.available)

@@ -57,6 +57,11 @@ struct DocumentCommandTests {
             try await kizuna(["gate", "show"])
             try await kizuna(["gate", "rollback", "1"])
             #expect(try await admin.checkGate(app: "shop", device: DeviceContext(appVersion: "3.10.1")).action == .require)
+
+            // A typo'd app id fails (exit 1) instead of printing an empty document.
+            for command in [["config", "show"], ["config", "history"], ["gate", "show"], ["config", "get", "greeting"]] {
+                await #expect(throws: ExitCode.failure, "\(command)") { try await server.kizuna(command + ["--app", "shpo"]) }
+            }
         }
     }
 

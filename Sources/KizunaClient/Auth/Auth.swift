@@ -124,11 +124,18 @@ public actor Auth {
     }
 
     /// A one-time code (single use, 60 s) that signs a web view in: open ``HandoffCode/url`` in it.
+    ///
+    /// The URL is always absolute: a server without a configured public URL answers a path, which is resolved here
+    /// against the server this app talks to, so it can go straight into a `WKWebView`.
     /// - Parameter next: The same-origin path to land on (default `/account`).
     public func handoff(next: String? = nil) async throws(KizunaError) -> HandoffCode {
-        try await authorized { token throws(KizunaError) in
+        var code: HandoffCode = try await authorized { token throws(KizunaError) in
             try await http.send("POST", "/v1/me/handoff", body: HandoffRequest(next: next), headers: ["Authorization": "Bearer \(token)"])
         }
+        if let absolute = URL(string: code.url, relativeTo: http.baseURL)?.absoluteURL {
+            code.url = absolute.absoluteString
+        }
+        return code
     }
 
     /// Changes the password; the server signs every other session out.
@@ -190,8 +197,10 @@ public actor Auth {
         }
         guard let current = stored else { throw KizunaError(.unauthorized, "Not signed in.") }
         let http = http
+        // The install id lets the server answer a retry (the first answer lost on a bad network) with the same pair.
+        let body = RefreshRequest(refreshToken: current.tokens.refreshToken, installId: device?.installId)
         let task = Task<Stored, any Error> {
-            let grant: SessionGrant = try await http.send("POST", "/v1/auth/refresh", body: RefreshRequest(refreshToken: current.tokens.refreshToken))
+            let grant: SessionGrant = try await http.send("POST", "/v1/auth/refresh", body: body)
             return Stored(account: grant.account, tokens: grant.session)
         }
         refreshing = task

@@ -78,15 +78,28 @@ public struct SessionGrant: Sendable, Hashable, Codable {
 }
 
 /// `POST /v1/auth/refresh`.
+///
+/// `installId` names the install asking. A retry of a refresh whose answer was lost (a phone on a train) presents the
+/// token that was just exchanged; from the same install within the server's grace period it gets the same new pair
+/// back instead of being treated as a stolen copy.
 public struct RefreshRequest: Sendable, Hashable, Codable {
     public var refreshToken: String
-    public init(refreshToken: String) { self.refreshToken = refreshToken }
+    public var installId: String?
+    public init(refreshToken: String, installId: String? = nil) {
+        self.refreshToken = refreshToken
+        self.installId = installId
+    }
 }
 
 /// `POST /v1/auth/sign-out`: this session, or with `everywhere` every session of the account.
 public struct SignOutRequest: Sendable, Hashable, Codable {
     public var everywhere: Bool
     public init(everywhere: Bool = false) { self.everywhere = everywhere }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        everywhere = try container.decodeIfPresent(Bool.self, forKey: .everywhere) ?? false
+    }
 }
 
 /// `POST /v1/me/password`. Other sessions are signed out; the calling one stays.
@@ -121,7 +134,9 @@ public struct ResetPasswordRequest: Sendable, Hashable, Codable {
 public struct HandoffCode: Sendable, Hashable, Codable {
     public var code: String
     public var expiresAt: Date
-    /// Where to open the web view: `/v1/session/handoff?code=…&next=…`, absolute when the server knows its public URL.
+    /// Where to open the web view: `/v1/session/handoff?code=…`. The server answers an absolute URL when it knows its
+    /// public URL (`--public-url`) and a path otherwise; the SDK's `Auth.handoff(next:)` always hands the app an
+    /// absolute URL, resolved against the server it talks to.
     public var url: String
 
     public init(code: String, expiresAt: Date, url: String) {

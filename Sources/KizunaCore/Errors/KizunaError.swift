@@ -93,6 +93,9 @@ extension KizunaError.Code {
     public static let preconditionRequired: Self = "precondition_required"
     /// The server is starting or migrating its store; retry shortly.
     public static let unavailable: Self = "unavailable"
+    /// The server cannot reach its store (PostgreSQL down or restarting, say); retry after ``KizunaError/retryAfter``
+    /// seconds (503). Another instance may be able to answer.
+    public static let storeUnavailable: Self = "store_unavailable"
     /// Something failed on the server; the message carries no internals.
     public static let internalError: Self = "internal_error"
     /// The store was written by a newer Kizuna than this one.

@@ -75,3 +75,27 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(Dictionary(elements) { _, last in last }) }
     public init(nilLiteral: ()) { self = .null }
 }
+
+extension JSONValue {
+    /// The JSON path (`$.a[0].b`) of the first array or object nested deeper than `limit` levels, or `nil`. The
+    /// document itself is level 1. It stops at the limit, so a hostile document costs no more than a legal one.
+    public func pathDeeperThan(_ limit: Int) -> String? {
+        func walk(_ value: JSONValue, depth: Int, path: String) -> String? {
+            switch value {
+            case .array(let items):
+                if depth > limit { return path }
+                for (index, item) in items.enumerated() {
+                    if let found = walk(item, depth: depth + 1, path: "\(path)[\(index)]") { return found }
+                }
+            case .object(let members):
+                if depth > limit { return path }
+                for key in members.keys.sorted() {
+                    if let found = walk(members[key]!, depth: depth + 1, path: "\(path).\(key)") { return found }
+                }
+            default: break
+            }
+            return nil
+        }
+        return walk(self, depth: 1, path: "$")
+    }
+}

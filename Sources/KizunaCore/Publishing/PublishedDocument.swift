@@ -9,11 +9,21 @@ public enum DocumentKind: String, Sendable, Hashable, CaseIterable, Codable {
 
     /// Checks a document of this kind, listing every problem.
     public func validate(_ document: JSONValue) throws(KizunaError) {
+        if let path = document.pathDeeperThan(Self.maximumDepth) {
+            throw KizunaError(
+                .validationFailed,
+                "The \(title) nests deeper than \(Self.maximumDepth) levels at \(path); flatten it (every read of a deep document costs time).",
+                field: path)
+        }
         switch self {
         case .config: _ = try RemoteConfigTemplate(parsing: document)
         case .gate: _ = try GatePolicy(parsing: document)
         }
     }
+
+    /// Arrays and objects nested in each other, at most: enough for any real template, and a bound on the work every
+    /// later read, diff and evaluation of the document does.
+    public static let maximumDepth = 32
 
     /// What people call it, for messages: "config template", "gate policy".
     public var title: String {

@@ -49,6 +49,12 @@ public struct FieldValidator<Value>: Sendable {
         self.rules = rules
     }
 
+    /// The same rules reporting under another field name, for a request that calls the value something else
+    /// (`newPassword` where sign-up says `password`).
+    public func reporting(as field: String) -> FieldValidator {
+        FieldValidator(field: field, rules: rules)
+    }
+
     /// Every problem with `value`, in rule order; empty when it is valid.
     /// - Parameter languages: The reader's languages, most preferred first (from `Accept-Language`); English when
     ///   none of them has a translation.

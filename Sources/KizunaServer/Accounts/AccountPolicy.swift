@@ -12,11 +12,15 @@ public struct SessionPolicy: Sendable, Hashable {
     public var handoffLifetime: Duration
     /// A password-reset token.
     public var resetLifetime: Duration
+    /// How long after a refresh the token it exchanged, presented again from the session's own install, gets the same
+    /// new pair back (the answer was lost on the way) instead of signing the session out as a stolen copy.
+    public var refreshReuseGrace: Duration
 
     public init(
         accessLifetime: Duration = .seconds(3600), refreshLifetime: Duration = .seconds(60 * 86_400), webLifetime: Duration = .seconds(14 * 86_400),
-        handoffLifetime: Duration = .seconds(60), resetLifetime: Duration = .seconds(3600)
+        handoffLifetime: Duration = .seconds(60), resetLifetime: Duration = .seconds(3600), refreshReuseGrace: Duration = .seconds(30)
     ) {
+        self.refreshReuseGrace = refreshReuseGrace
         self.accessLifetime = accessLifetime
         self.refreshLifetime = refreshLifetime
         self.webLifetime = webLifetime
@@ -24,8 +28,8 @@ public struct SessionPolicy: Sendable, Hashable {
         self.resetLifetime = resetLifetime
     }
 
-    /// One hour for access tokens, 60 days for refresh tokens, 14 days for cookies, 60 s for handoff codes and an hour
-    /// for reset tokens.
+    /// One hour for access tokens, 60 days for refresh tokens, 14 days for cookies, 60 s for handoff codes, an hour
+    /// for reset tokens and 30 s of grace for a retried refresh.
     public static let `default` = SessionPolicy()
 }
 

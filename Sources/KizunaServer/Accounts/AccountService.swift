@@ -47,6 +47,7 @@ struct AccountService: Sendable {
     func signUp(_ credentials: Credentials, kind: SessionInfo.Kind, languages: [String]) async throws -> (AccountInfo, IssuedSession) {
         try AccountValidation.validate(identifier: credentials.identifier, password: credentials.password, languages: languages)
         try Self.checkDevice(credentials.device)
+        try await Self.checkAppExists(credentials.device, database)
         let identifier = AccountIdentifier(credentials.identifier)
         let passwordHash = try await hasher.hash(credentials.password)
         let now = EpochMillis.now
@@ -83,10 +84,16 @@ struct AccountService: Sendable {
     ///   `account_disabled` (only with the right password).
     func signIn(_ credentials: Credentials, kind: SessionInfo.Kind, address: String?) async throws -> (AccountInfo, IssuedSession) {
         try Self.checkDevice(credentials.device)
+        try await Self.checkAppExists(credentials.device, database)
         let identifier = AccountIdentifier(credentials.identifier)
-        let keys = throttle.keys(identifier: identifier, address: address)
-        try await throttle.check(keys)
         let row = try await Self.userRow(identifier: identifier, database)
+        // A device this account has signed in on before is counted on its own (OWASP's device cookie, keyed by the
+        // install): guesses from a shared carrier address, or against this identifier, do not lock its owner out.
+        var keys = throttle.keys(identifier: identifier, address: address)
+        if let row, let device = credentials.device, try await Self.hasSignedIn(row.account.id, on: device, database) {
+            keys = [throttle.deviceKey(userId: row.account.id, device: device)]
+        }
+        try await throttle.check(keys)
         let matches =
             if let row { try await hasher.verify(credentials.password, against: row.passwordHash) } else {
                 try await hasher.verifyUnknownAccount(credentials.password)
@@ -98,7 +105,7 @@ struct AccountService: Sendable {
         guard row.disabledAt == nil else {
             throw Self.accountDisabled
         }
-        try await throttle.clear(identifier: identifier)
+        try await throttle.clear(keys.filter { !$0.value.hasPrefix("address:") } + [throttle.accountKey(identifier)])
         // Hashes made with older parameters are replaced now, while the password is at hand.
         let upgraded = hasher.needsRehash(row.passwordHash) ? try await hasher.hash(credentials.password) : nil
         let now = EpochMillis.now
@@ -147,14 +154,16 @@ struct AccountService: Sendable {
 
     /// Exchanges a refresh token for new tokens; the old refresh token stops working.
     ///
-    /// A refresh token that was already exchanged means two parties hold it — a stolen copy, most likely — so its
-    /// session is signed out and both must sign in again.
-    func refresh(_ token: String) async throws -> (AccountInfo, IssuedSession) {
-        guard let secret = SessionSecret(token, purpose: .refresh) else { throw Self.sessionExpired }
+    /// Every refresh token a session has exchanged is remembered. One presented again means two parties hold it — a
+    /// stolen copy, most likely — so the session is signed out and both must sign in again; the one exception is the
+    /// token exchanged last, presented again from the session's own install within ``SessionPolicy/refreshReuseGrace``:
+    /// that is a client whose answer was lost, and it gets the same new pair again.
+    func refresh(_ request: RefreshRequest) async throws -> (AccountInfo, IssuedSession) {
+        guard let secret = SessionSecret(request.refreshToken, purpose: .refresh) else { throw Self.sessionExpired }
         let now = EpochMillis.now
         let policy = sessions
         let logger = logger
-        let outcome: (AccountInfo, IssuedSession)? = try await database.transaction { db in
+        let outcome = try await database.transaction { db -> (AccountInfo, IssuedSession)? in
             let row = try await db.raw(
                 """
                 SELECT s.id, s.refresh_expires_at, u.id AS user_id, u.identifier, u.created_at, u.disabled_at
@@ -162,14 +171,7 @@ struct AccountService: Sendable {
                 """
             ).first()
             guard let row else {
-                if let reused = try await db.select().column("id").from("sessions")
-                    .where("previous_refresh_hash", .equal, SQLBind(secret.hash)).first()
-                {
-                    let id = try reused.decode(column: "id", as: String.self)
-                    try await db.delete(from: "sessions").where("id", .equal, SQLBind(id)).run()
-                    logger.warning("A refresh token was used twice; its session is signed out", metadata: ["session": "\(id)"])
-                }
-                return nil  // committed, so the sign-out of a reused token's session holds
+                return try await Self.refreshReused(secret, installId: request.installId, now: now, policy: policy, logger: logger, db)
             }
             guard try row.decode(column: "refresh_expires_at", as: Int64?.self).map({ $0 > now }) == true else { throw Self.sessionExpired }
             guard try row.decode(column: "disabled_at", as: Int64?.self) == nil else {
@@ -181,18 +183,63 @@ struct AccountService: Sendable {
             let issued = IssuedSession(
                 id: id, access: access, expiresAt: now + policy.accessLifetime.milliseconds, refresh: refresh,
                 refreshExpiresAt: now + policy.refreshLifetime.milliseconds)
+            try await db.insert(into: "retired_refresh_tokens").columns("refresh_hash", "session_id", "retired_at")
+                .values(SQLBind(secret.hash), SQLBind(id), SQLBind(now)).run()
             try await db.update("sessions")
                 .set("token_hash", to: SQLBind(access.hash)).set("refresh_hash", to: SQLBind(refresh.hash))
                 .set("previous_refresh_hash", to: SQLBind(secret.hash)).set("expires_at", to: SQLBind(issued.expiresAt))
                 .set("refresh_expires_at", to: SQLBind(issued.refreshExpiresAt)).set("last_used_at", to: SQLBind(now))
+                .set("rotated_at", to: SQLBind(now)).set("refresh_grace", to: SQLBind(try RefreshGrace.seal(issued, under: secret)))
                 .where("id", .equal, SQLBind(id)).run()
-            let account = AccountInfo(
-                id: try row.decode(column: "user_id", as: String.self), identifier: try row.decode(column: "identifier", as: String.self),
-                createdAt: EpochMillis.date(try row.decode(column: "created_at", as: Int64.self)))
-            return (account, issued)
+            return (try Self.accountInfo(row), issued)
         }
         guard let outcome else { throw Self.sessionExpired }
         return outcome
+    }
+
+    /// A refresh token that is not the session's current one: the lost answer of the last exchange again, or a
+    /// reused token whose session is signed out (the deletion commits with the transaction). `nil`: refuse.
+    private static func refreshReused(
+        _ secret: SessionSecret, installId: String?, now: Int64, policy: SessionPolicy, logger: Logger, _ db: any SQLDatabase
+    ) async throws -> (AccountInfo, IssuedSession)? {
+        // Tokens exchanged before the families were recorded are still known as the session's previous one.
+        let family = try await db.raw(
+            """
+            SELECT session_id AS id FROM retired_refresh_tokens WHERE refresh_hash = \(bind: secret.hash)
+            UNION SELECT id FROM sessions WHERE previous_refresh_hash = \(bind: secret.hash)
+            """
+        ).first()
+        guard let family else { return nil }  // never issued, or its session is gone
+        let id = try family.decode(column: "id", as: String.self)
+        let row = try await db.raw(
+            """
+            SELECT s.id, s.previous_refresh_hash, s.rotated_at, s.install_id, s.refresh_grace, s.refresh_expires_at,
+                u.id AS user_id, u.identifier, u.created_at, u.disabled_at
+            FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = \(bind: id)
+            """
+        ).first()
+        guard let row else { return nil }
+        let isLast = try row.decode(column: "previous_refresh_hash", as: String?.self) == secret.hash
+        let rotatedAt = try row.decode(column: "rotated_at", as: Int64?.self) ?? 0
+        let sessionInstall = try row.decode(column: "install_id", as: String?.self)
+        if isLast, now - rotatedAt <= policy.refreshReuseGrace.milliseconds, let sessionInstall, sessionInstall == installId,
+            try row.decode(column: "disabled_at", as: Int64?.self) == nil,
+            let sealed = try row.decode(column: "refresh_grace", as: String?.self), let issued = RefreshGrace.open(sealed, with: secret, session: id)
+        {
+            logger.info("A refresh was retried within the grace period; the same tokens were sent again", metadata: ["session": "\(id)"])
+            return (try accountInfo(row), issued)
+        }
+        try await db.delete(from: "sessions").where("id", .equal, SQLBind(id)).run()
+        logger.warning(
+            "A refresh token was used after it had been exchanged; its session is signed out",
+            metadata: ["session": "\(id)", "last": "\(isLast)", "sameInstall": "\(sessionInstall != nil && sessionInstall == installId)"])
+        return nil
+    }
+
+    private static func accountInfo(_ row: any SQLRow) throws -> AccountInfo {
+        AccountInfo(
+            id: try row.decode(column: "user_id", as: String.self), identifier: try row.decode(column: "identifier", as: String.self),
+            createdAt: EpochMillis.date(try row.decode(column: "created_at", as: Int64.self)))
     }
 
     /// Signs out one session of `userId` (`not_found` when it has no such session).
@@ -240,14 +287,14 @@ struct AccountService: Sendable {
     /// Changes the password after checking the current one; every other session is signed out.
     /// - Throws: `invalid_credentials` for a wrong current password (counted like a failed sign-in);
     ///   `validation_failed` for a weak new one.
-    func changePassword(_ session: AuthenticatedSession, _ change: ChangePasswordRequest, address: String?, languages: [String]) async throws {
-        try await checkPassword(change.currentPassword, of: session.account, address: address)
+    func changePassword(_ session: AuthenticatedSession, _ change: ChangePasswordRequest, languages: [String]) async throws {
+        try await checkPassword(change.currentPassword, field: "currentPassword", of: session)
         try await setPassword(change.newPassword, of: session.account, keepingSession: session.sessionId, languages: languages)
     }
 
     /// Deletes the account after checking its password: its sessions, devices and codes go with it.
-    func deleteAccount(_ session: AuthenticatedSession, password: String, address: String?) async throws {
-        try await checkPassword(password, of: session.account, address: address)
+    func deleteAccount(_ session: AuthenticatedSession, password: String) async throws {
+        try await checkPassword(password, field: "password", of: session)
         try await delete(userId: session.account.id)
     }
 
@@ -435,14 +482,19 @@ struct AccountService: Sendable {
     }
 
     /// Checks a signed-in account's password, with the same throttling as sign-in.
-    private func checkPassword(_ password: String, of account: AccountInfo, address: String?) async throws {
-        let keys = throttle.keys(identifier: AccountIdentifier(account.identifier), address: address)
+    ///
+    /// The failures are counted against the session alone: the session already proves a device that signed in, so
+    /// neither a busy shared address nor someone guessing at the identifier can stop its owner changing the password,
+    /// while a stolen session still gets only a few guesses.
+    private func checkPassword(_ password: String, field: String, of session: AuthenticatedSession) async throws {
+        let account = session.account
+        let keys = [throttle.sessionKey(session.sessionId)]
         try await throttle.check(keys)
         let stored = try await database.select().column("password_hash").from("users").where("id", .equal, SQLBind(account.id)).first()
             .map { try $0.decode(column: "password_hash", as: String.self) }
         guard let stored, try await hasher.verify(password, against: stored) else {
             try await throttle.recordFailure(keys)
-            throw KizunaError(.invalidCredentials, "The current password is wrong.", field: "currentPassword")
+            throw KizunaError(.invalidCredentials, "The current password is wrong.", field: field)
         }
     }
 
@@ -450,7 +502,9 @@ struct AccountService: Sendable {
         _ password: String, of account: AccountInfo, keepingSession: String?, languages: [String], consuming code: String? = nil
     ) async throws {
         var report = ValidationReport()
-        report.check(PasswordCandidate(password: password, identifier: account.identifier), with: AccountValidation.password, languages: languages)
+        report.check(
+            PasswordCandidate(password: password, identifier: account.identifier), with: AccountValidation.password.reporting(as: "newPassword"),
+            languages: languages)
         try report.throwIfFailed("The new password")
         let hash = try await hasher.hash(password)
         let now = EpochMillis.now
@@ -515,6 +569,20 @@ struct AccountService: Sendable {
                     account: try info(row), passwordHash: try row.decode(column: "password_hash", as: String.self),
                     disabledAt: try row.decode(column: "disabled_at", as: Int64?.self))
             }
+    }
+
+    /// Whether `userId` has signed in before on this app install.
+    private static func hasSignedIn(_ userId: String, on device: DeviceRegistration, _ db: any SQLDatabase) async throws -> Bool {
+        try await db.select().column("user_id").from("user_devices").where("user_id", .equal, SQLBind(userId))
+            .where("app_id", .equal, SQLBind(device.appId)).where("install_id", .equal, SQLBind(device.installId)).first() != nil
+    }
+
+    /// Refuses a device registration for an app the registry does not have.
+    private static func checkAppExists(_ device: DeviceRegistration?, _ db: any SQLDatabase) async throws {
+        guard let device else { return }
+        guard try await db.select().column("id").from("apps").where("id", .equal, SQLBind(device.appId)).first() != nil else {
+            throw KizunaError(.validationFailed, "There is no app with id '\(device.appId)'; register it first.", field: "device.appId")
+        }
     }
 
     private static func info(_ row: any SQLRow) throws -> AccountInfo {

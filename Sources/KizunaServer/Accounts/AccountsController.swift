@@ -24,7 +24,7 @@ struct AccountsController {
         }
         auth.post("/refresh") { request, context in
             let body = try await request.decode(as: RefreshRequest.self, context: context)
-            let (account, session) = try await accounts.refresh(body.refreshToken)
+            let (account, session) = try await accounts.refresh(body)
             return try .json(SessionGrant(account: account, session: session.tokens), headers: Self.noStore)
         }
         auth.post("/reset-password") { request, context in
@@ -53,8 +53,7 @@ struct AccountsController {
         me.delete { request, context in
             let current = try context.requireSession()
             let body = try await request.decode(as: DeleteAccountRequest.self, context: context)
-            try await accounts.deleteAccount(
-                current, password: body.password, address: request.clientAddress(context, trustForwardedFor: web.trustForwardedFor))
+            try await accounts.deleteAccount(current, password: body.password)
             var response = Response.empty()
             if current.kind == .web { response.setCookie(web.clearedSessionCookie) }
             return response
@@ -66,14 +65,13 @@ struct AccountsController {
         }
         me.delete("/sessions/{session}") { _, context in
             let current = try context.requireSession()
-            try await accounts.signOut(session: try context.parameters.require("session"), of: current.account.id)
+            try await accounts.signOut(session: try context.parameters.path("session"), of: current.account.id)
             return .empty()
         }
         me.post("/password") { request, context in
             let current = try context.requireSession()
             let change = try await request.decode(as: ChangePasswordRequest.self, context: context)
-            try await accounts.changePassword(
-                current, change, address: request.clientAddress(context, trustForwardedFor: web.trustForwardedFor), languages: request.languages)
+            try await accounts.changePassword(current, change, languages: request.languages)
             return .empty()
         }
         me.post("/handoff") { request, context in
@@ -131,7 +129,7 @@ struct UsersController {
 
     /// The account the path names, by id (`usr_…`) or identifier.
     private func find(_ context: KizunaRequestContext) async throws -> UserRecord {
-        let reference = try context.parameters.require("user")
+        let reference = try context.parameters.path("user")
         guard let user = try await accounts.findUser(reference) else {
             throw KizunaError(.notFound, "There is no account '\(reference)'.", field: "user")
         }

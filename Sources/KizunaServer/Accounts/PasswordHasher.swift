@@ -2,7 +2,9 @@ import Crypto
 import CryptoExtras
 import Foundation
 import KizunaCore
+import NIOCore
 import NIOPosix
+import Synchronization
 
 /// Hashes and verifies passwords with scrypt (memory-hard), storing the parameters with each hash in the PHC
 /// string format: `$scrypt$ln=15,r=8,p=1$<salt>$<hash>` (unpadded base64).
@@ -10,8 +12,10 @@ import NIOPosix
 /// - scrypt takes the whole password, so nothing is silently cut off (bcrypt stops at 72 bytes).
 /// - Each hash names its own parameters: raising ``Parameters`` later still verifies old hashes, and
 ///   ``needsRehash(_:)`` says when to replace one at the next sign-in.
-/// - Hashing is deliberately slow, so it runs on NIO's blocking thread pool, never on an event loop (the server
-///   runs Swift concurrency on the event loops).
+/// - Hashing is deliberately slow, so it runs on a thread pool of its own (one thread fewer than the cores, at least
+///   one), never on an event loop and never on NIO's shared blocking pool, where SQLite runs its queries: a burst of
+///   sign-ins must not slow every other request. At most ``maxPending`` hashes run or wait at once; past that the
+///   sign-in is refused at once with `unavailable` and `Retry-After`, rather than queued without limit.
 /// - Comparisons are constant-time, and ``verifyUnknownAccount(_:)`` spends the same work as a real check so a
 ///   sign-in with an unknown identifier takes as long as one with a known identifier.
 package struct PasswordHasher: Sendable {
@@ -36,18 +40,47 @@ package struct PasswordHasher: Sendable {
     }
 
     package let parameters: Parameters
+    /// Hashes running or waiting before more are refused.
+    package let maxPending: Int
     private let pool: NIOThreadPool
+    private let pending = PendingCount()
 
-    package init(parameters: Parameters = .standard, pool: NIOThreadPool = .singleton) {
+    package init(parameters: Parameters = .standard, maxPending: Int = 32, pool: NIOThreadPool = PasswordHasher.pool) {
         self.parameters = parameters
+        self.maxPending = maxPending
         self.pool = pool
+    }
+
+    /// The process's hashing threads: the cores less one (for the event loops and SQLite), at least one. Started once
+    /// and never stopped, like NIO's own singletons.
+    package static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: max(1, System.coreCount - 1))
+        pool.start()
+        return pool
+    }()
+
+    /// Hashes running or waiting now.
+    package var pendingCount: Int { pending.value.load(ordering: .relaxed) }
+
+    private final class PendingCount: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    /// Runs `work` on the hashing pool, or refuses it when ``maxPending`` are already running or waiting.
+    private func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        guard pending.value.add(1, ordering: .relaxed).newValue <= maxPending else {
+            pending.value.subtract(1, ordering: .relaxed)
+            throw KizunaError(.unavailable, "The server is busy checking passwords; try again in a moment.", retryAfter: 1)
+        }
+        defer { pending.value.subtract(1, ordering: .relaxed) }
+        return try await pool.runIfActive(work)
     }
 
     /// A new PHC string for `password`, with a random 16-byte salt.
     package func hash(_ password: String) async throws -> String {
         let salt = randomBytes(16)
         let parameters = parameters
-        let derived = try await pool.runIfActive { try Self.derive(password, salt: salt, parameters) }
+        let derived = try await run { try Self.derive(password, salt: salt, parameters) }
         return "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)$\(Self.base64(salt))$\(Self.base64(derived))"
     }
 
@@ -55,7 +88,7 @@ package struct PasswordHasher: Sendable {
     /// - Throws: `internal_error` (without the hash in the message) when `stored` is not a hash this server wrote.
     package func verify(_ password: String, against stored: String) async throws -> Bool {
         let parsed = try Self.parse(stored)
-        let derived = try await pool.runIfActive { try Self.derive(password, salt: parsed.salt, parsed.parameters) }
+        let derived = try await run { try Self.derive(password, salt: parsed.salt, parsed.parameters) }
         return constantTimeEquals(derived, parsed.hash)
     }
 

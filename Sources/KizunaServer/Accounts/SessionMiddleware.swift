@@ -88,10 +88,30 @@ extension WebSettings {
         return base + path
     }
 
-    /// Whether `path` is a same-origin path that is safe to redirect to: `/…`, not `//host` or `/\host`.
+    /// Whether `path` is safe to redirect to after sign-in: a path on this site, judged the way a browser will parse
+    /// the `Location` it ends up in.
+    ///
+    /// The URL standard removes ASCII tab and newlines anywhere in a URL, trims leading C0 controls and spaces, and
+    /// reads `\` as `/` in http(s) URLs, so `/<TAB>/evil.example` and `/\evil.example` both leave the site. Rather
+    /// than normalise and hope to agree with every browser, anything a browser could rewrite is refused: only
+    /// printable ASCII, one leading `/` not followed by `/` or `\` (raw or percent-encoded), no backslash anywhere
+    /// and no percent-encoded control character. Non-ASCII (full-width `／` among it) is refused too: the site's own
+    /// paths are ASCII.
     static func isLocalPath(_ path: String) -> Bool {
-        path.hasPrefix("/") && !path.hasPrefix("//") && !path.hasPrefix("/\\") && !path.contains(where: { $0.isNewline || $0 == "\0" })
-            && path.utf8.count <= 512
+        let bytes = Array(path.utf8)
+        guard bytes.count >= 1, bytes.count <= 512, bytes[0] == UInt8(ascii: "/") else { return false }
+        guard bytes.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\\") }) else { return false }
+        let lowered = path.lowercased()
+        if lowered.hasPrefix("//") || lowered.hasPrefix("/%2f") || lowered.hasPrefix("/%5c") { return false }
+        // %00–%1F, %7F and %5C: encoded controls and backslashes have no place in a link back to this site.
+        var index = 0
+        while let percent = bytes[index...].firstIndex(of: UInt8(ascii: "%")) {
+            guard percent + 2 < bytes.count, let value = UInt8(String(decoding: bytes[(percent + 1)...(percent + 2)], as: UTF8.self), radix: 16)
+            else { return false }
+            if value < 0x20 || value == 0x7F || value == UInt8(ascii: "\\") { return false }
+            index = percent + 1
+        }
+        return true
     }
 }
 

@@ -25,8 +25,21 @@ struct SignInThrottle: Sendable {
         return keys
     }
 
+    /// The key of an app install this account has signed in on before: it replaces both the identifier's and the
+    /// address's keys, so only guesses from that install count against it.
+    func deviceKey(userId: String, device: DeviceRegistration) -> Key {
+        Key(
+            value: "device:" + hex(Data(SHA256.hash(data: Data("\(userId)\u{0}\(device.appId)\u{0}\(device.installId)".utf8)))),
+            allowance: policy.accountAllowance)
+    }
+
+    /// The key of a signed-in session checking its own password (password change, account deletion).
+    func sessionKey(_ sessionId: String) -> Key {
+        Key(value: "session:" + sessionId, allowance: policy.accountAllowance)
+    }
+
     /// The identifier's key: a hash of its normalised form.
-    private func accountKey(_ identifier: AccountIdentifier) -> Key {
+    func accountKey(_ identifier: AccountIdentifier) -> Key {
         Key(value: "account:" + hex(Data(SHA256.hash(data: Data(identifier.normalized.utf8)))), allowance: policy.accountAllowance)
     }
 
@@ -69,8 +82,13 @@ struct SignInThrottle: Sendable {
     /// Clears the identifier's count after a successful sign-in or a password reset. The address keeps its count
     /// (it decays with the window): signing in to one's own account must not reset a guessing run against others.
     func clear(identifier: AccountIdentifier) async throws {
-        let key = accountKey(identifier).value
-        try await database.transaction { db in try await db.delete(from: "sign_in_throttles").where("key", .equal, SQLBind(key)).run() }
+        try await clear([accountKey(identifier)])
+    }
+
+    /// Clears the counts of `keys`.
+    func clear(_ keys: [Key]) async throws {
+        let values = keys.map(\.value)
+        try await database.transaction { db in try await db.delete(from: "sign_in_throttles").where("key", .in, values).run() }
     }
 
     /// Drops rows that no longer hold anything: failures older than the window and any lock over.

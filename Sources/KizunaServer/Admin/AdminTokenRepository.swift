@@ -12,4 +12,8 @@ public protocol AdminTokenRepository: Sendable {
     func authenticate(_ credential: AdminCredential) async throws -> AdminToken?
     /// How many tokens have ever been created (0 only on a fresh store).
     func count() async throws -> Int
+    /// Creates the store's first token, only if it has none yet, atomically across every instance sharing the
+    /// store: of several instances starting together on an empty store exactly one gets a token.
+    /// - Returns: The new token and its credential, or `nil` when the store already had one.
+    func createFirst(name: String) async throws -> (AdminToken, AdminCredential)?
 }

@@ -12,18 +12,37 @@ public struct AdminTokenSQLRepository: AdminTokenRepository {
     }
 
     public func create(name: String) async throws -> (AdminToken, AdminCredential) {
+        try await create(name: name, onlyIfFirst: false)!
+    }
+
+    public func createFirst(name: String) async throws -> (AdminToken, AdminCredential)? {
+        try await create(name: name, onlyIfFirst: true)
+    }
+
+    private func create(name: String, onlyIfFirst: Bool) async throws -> (AdminToken, AdminCredential)? {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         var report = ValidationReport()
         report.check(trimmed, with: FieldValidator(field: "name", rules: [NotEmpty(), Length(1...100)]))
         try report.throwIfFailed("The token name")
         let credential = AdminCredential.generate()
         let now = EpochMillis.now
-        try await database.transaction { db in
+        let engine = database.engine
+        let created: Bool = try await database.transaction { db in
+            if onlyIfFirst {
+                // Two empty-store instances would both count zero under READ COMMITTED; the advisory lock makes the
+                // second wait for the first's commit and then see its token. SQLite's BEGIN IMMEDIATE already
+                // serialises writers across processes.
+                if engine == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(literal: Self.bootstrapLock))").run() }
+                let existing = try await db.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("admin_tokens").first()
+                if try existing?.decode(column: "n", as: Int.self) ?? 0 > 0 { return false }
+            }
             try await db.insert(into: "admin_tokens")
                 .columns("id", "name", "secret_hash", "created_at")
                 .values(SQLBind(credential.id), SQLBind(trimmed), SQLBind(credential.secretHash), SQLBind(now))
                 .run()
+            return true
         }
+        guard created else { return nil }
         return (AdminToken(id: credential.id, name: trimmed, createdAt: EpochMillis.date(now)), credential)
     }
 
@@ -73,6 +92,9 @@ public struct AdminTokenSQLRepository: AdminTokenRepository {
         try await database.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("admin_tokens")
             .first()?.decode(column: "n", as: Int.self) ?? 0
     }
+
+    /// The advisory-lock key that serialises first-token creation on PostgreSQL ("kizuna" in ASCII).
+    private static let bootstrapLock = 0x6B_697A_756E_61
 
     private static func token(_ row: any SQLRow) throws -> AdminToken {
         AdminToken(

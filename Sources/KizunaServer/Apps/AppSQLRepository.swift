@@ -6,6 +6,9 @@ public struct AppSQLRepository: AppRepository {
     let database: KizunaDatabase
     /// Told after a change commits, so this process's change feed reads it at once.
     let didCommit: @Sendable () -> Void
+    /// Run inside every change's transaction, after the change: throwing refuses the change. The server checks that
+    /// apple-app-site-association, which every Apple app with a team id appears in, still fits Apple's limit.
+    let checkChange: @Sendable (any SQLDatabase) async throws -> Void
     private static let columns = ["id", "name", "platform", "bundle_id", "team_id", "store_url", "created_at", "updated_at"]
 
     /// Creates the repository over a store.
@@ -13,14 +16,19 @@ public struct AppSQLRepository: AppRepository {
         self.init(database: database, didCommit: {})
     }
 
-    init(database: KizunaDatabase, didCommit: @escaping @Sendable () -> Void) {
+    init(
+        database: KizunaDatabase, didCommit: @escaping @Sendable () -> Void,
+        checkChange: @escaping @Sendable (any SQLDatabase) async throws -> Void = { _ in }
+    ) {
         self.database = database
         self.didCommit = didCommit
+        self.checkChange = checkChange
     }
 
     public func create(_ app: NewApp) async throws -> AppRecord {
         try AppValidation.validate(app)
         let now = EpochMillis.now
+        let checkChange = checkChange
         try await database.transaction { db in
             if try await Self.find(id: app.id, db) != nil {
                 throw KizunaError(.conflict, "An app with id '\(app.id)' already exists.", field: "id")
@@ -33,6 +41,7 @@ public struct AppSQLRepository: AppRepository {
                     SQLBind(app.storeURL), SQLBind(now), SQLBind(now), SQLBind(app.bundleId.lowercased())
                 )
                 .run()
+            try await checkChange(db)
         }
         return AppRecord(app, createdAt: now, updatedAt: now)
     }
@@ -46,6 +55,7 @@ public struct AppSQLRepository: AppRepository {
     }
 
     public func update(id: String, applying patch: AppPatch) async throws -> AppRecord {
+        let checkChange = checkChange
         let updated = try await database.transaction { db in
             // FOR UPDATE: on PostgreSQL a concurrent patch waits here instead of merging into the same old row.
             guard let existing = try await Self.find(id: id, db, forUpdate: true) else { throw Self.notFound(id) }
@@ -62,6 +72,7 @@ public struct AppSQLRepository: AppRepository {
                 .run()
             // Caches of the app (the device endpoints' store URL, say) drop it on this change.
             try await ChangeLog.append(kind: "app", entityId: app.id, version: now, on: db)
+            try await checkChange(db)
             return AppRecord(app, createdAt: EpochMillis.from(existing.createdAt), updatedAt: now)
         }
         didCommit()
@@ -69,10 +80,12 @@ public struct AppSQLRepository: AppRepository {
     }
 
     public func delete(id: String) async throws {
+        let checkChange = checkChange
         try await database.transaction { db in
             guard try await Self.find(id: id, db) != nil else { throw Self.notFound(id) }
             try await db.delete(from: "apps").where("id", .equal, SQLBind(id)).run()
             try await ChangeLog.append(kind: "app", entityId: id, version: 0, on: db)
+            try await checkChange(db)
         }
         didCommit()
     }

@@ -21,10 +21,10 @@ struct AppsController {
         }
         routes.patch("/apps/{app}") { request, context in
             let patch = try await request.decode(as: AppPatch.self, context: context)
-            return try .json(try await repository.update(id: try context.parameters.require("app"), applying: patch))
+            return try .json(try await repository.update(id: try context.parameters.path("app"), applying: patch))
         }
         routes.delete("/apps/{app}") { _, context in
-            let id = try context.parameters.require("app")
+            let id = try context.parameters.path("app")
             try await repository.delete(id: id)
             context.logger.notice("App removed", metadata: ["app": "\(id)"])
             return .empty()
@@ -38,7 +38,7 @@ struct AppsController {
     }
 
     private func find(_ context: KizunaRequestContext) async throws -> AppRecord {
-        let id = try context.parameters.require("app")
+        let id = try context.parameters.path("app")
         guard let app = try await repository.find(id: id) else {
             throw KizunaError(.notFound, "There is no app with id '\(id)'.", field: "app")
         }

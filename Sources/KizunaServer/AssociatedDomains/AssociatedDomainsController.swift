@@ -4,6 +4,7 @@ import Hummingbird
 import KizunaCore
 import Logging
 import SQLKit
+import Synchronization
 
 /// Each app's associated-domain settings, and the apple-app-site-association file generated from them and the
 /// apps registry.
@@ -46,6 +47,17 @@ struct AssociatedDomainStore: Sendable {
         return (AppSiteAssociation(generating: entries), entries)
     }
 
+    /// Refuses a change, inside its transaction, when the file it leads to would conflict or pass 128 KB (naming its
+    /// size): the apps registry calls it on every app change too, since any Apple app changes the file.
+    func check(_ db: any SQLDatabase, replacing: (app: String, settings: AssociatedDomainSettings)? = nil) async throws {
+        let (file, entries) = try await file(db, replacing: replacing)
+        let problems = AppSiteAssociation.problems(in: entries)
+        if !problems.isEmpty {
+            throw KizunaError(.validationFailed, "The associated-domain settings conflict with the file.", details: problems)
+        }
+        _ = try file.encoded()  // refuses a file over 128 KB, naming its size
+    }
+
     /// Stores an app's settings after checking that the whole file they lead to is valid and at most 128 KB; a
     /// refused change leaves the previous settings in force.
     func put(app: String, _ settings: AssociatedDomainSettings) async throws {
@@ -60,12 +72,7 @@ struct AssociatedDomainStore: Sendable {
                     .validationFailed, "App '\(app)' is a \(platform) app; only Apple apps with a team id appear in apple-app-site-association.",
                     field: "platform")
             }
-            let (file, entries) = try await file(db, replacing: (app, settings))
-            let problems = AppSiteAssociation.problems(in: entries)
-            if !problems.isEmpty {
-                throw KizunaError(.validationFailed, "The associated-domain settings conflict with the file.", details: problems)
-            }
-            _ = try file.encoded()  // refuses a file over 128 KB, naming its size
+            try await check(db, replacing: (app, settings))
             let now = EpochMillis.now
             try await db.delete(from: "associated_domain_settings").where("app_id", .equal, SQLBind(app)).run()
             try await db.insert(into: "associated_domain_settings").columns("app_id", "body", "updated_at")
@@ -77,12 +84,34 @@ struct AssociatedDomainStore: Sendable {
 /// `/.well-known/apple-app-site-association` and the admin routes for the settings behind it.
 struct AssociatedDomainsController {
     let store: AssociatedDomainStore
+    /// The last file served, kept for when the file cannot be built: iOS reads a 4xx as "not associated" and would
+    /// drop AutoFill and universal links for every app, so a server-side problem must never reach it as one.
+    private let lastGood = LastGoodFile()
+
+    private final class LastGoodFile: Sendable {
+        let bytes = Mutex<[UInt8]?>(nil)
+    }
+
+    init(store: AssociatedDomainStore) {
+        self.store = store
+    }
 
     func addPublicRoutes(to root: RouteBuilder) {
         // Served directly with 200 and application/json: Apple treats any redirect as "no association".
-        root.get("/.well-known/apple-app-site-association") { _, _ in
-            let bytes = try await store.file().0.encoded()
-            return .bytes(Array(bytes), contentType: "application/json", headers: [.cacheControl: "public, max-age=3600"])
+        root.get("/.well-known/apple-app-site-association") { _, context in
+            let bytes: [UInt8]
+            do {
+                bytes = Array(try await store.file().0.encoded())
+                lastGood.bytes.withLock { $0 = bytes }
+            } catch let error as KizunaError {
+                guard let kept = lastGood.bytes.withLock({ $0 }) else {
+                    context.logger.error("apple-app-site-association cannot be built", metadata: ["error": "\(error)"])
+                    throw KizunaError(.unavailable, "The apple-app-site-association file cannot be served right now.", retryAfter: 60)
+                }
+                context.logger.error("apple-app-site-association cannot be built; serving the last good file", metadata: ["error": "\(error)"])
+                bytes = kept
+            }
+            return .bytes(bytes, contentType: "application/json", headers: [.cacheControl: "public, max-age=3600"])
         }
     }
 
@@ -106,7 +135,7 @@ struct AssociatedDomainsController {
     }
 
     private func requireApp(_ context: KizunaRequestContext) async throws -> String {
-        let app = try context.parameters.require("app")
+        let app = try context.parameters.path("app")
         guard try await store.database.select().column("id").from("apps").where("id", .equal, SQLBind(app)).first() != nil else {
             throw KizunaError(.notFound, "There is no app with id '\(app)'.", field: "app")
         }

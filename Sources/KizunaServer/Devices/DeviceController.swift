@@ -29,7 +29,7 @@ struct DeviceController {
     }
 
     private func prepare(_ request: Request, _ context: KizunaRequestContext) async throws -> (String, DeviceRequest, EvaluationContext) {
-        let app = try context.parameters.require("app")
+        let app = try context.parameters.path("app")
         let body = try await request.decode(as: DeviceRequest.self, context: context)
         try limiter.take("\(app)/\(body.device.installId ?? "-")")
         return (app, body, try EvaluationContext(device: body.device, appId: app))

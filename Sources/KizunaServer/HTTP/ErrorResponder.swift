@@ -4,6 +4,7 @@ import Hummingbird
 import KizunaCore
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// Turns every error into the standard JSON shape; the one place error codes map to HTTP statuses.
 ///
@@ -45,9 +46,37 @@ struct ErrorMiddleware: RouterMiddleware {
             return (KizunaError(.payloadTooLarge, "The request body is too large."), [:])
         case let error as any HTTPResponseError where error.status.code < 500:
             return (KizunaError(.badRequest, "The request was not understood (\(error.status.code) \(error.status.reasonPhrase))."), [:])
+        case let error as HTTPParserError:
+            // Bad framing (a chunk size that is not hex or too big, a body cut short) is the client's fault.
+            context.logger.info("Malformed HTTP request", metadata: ["error": "\(error)"])
+            return (
+                KizunaError(.badRequest, "The request is malformed HTTP: \(Self.describe(error)).", field: "body"),
+                [.connection: "close"]
+            )
+        case let error where StoreFailure.isUnreachable(error):
+            context.logger.warning("The store cannot be reached", metadata: ["error": "\(String(reflecting: error))"])
+            return (
+                KizunaError(
+                    .storeUnavailable, "The server cannot reach its store right now; retry in a few seconds.", retryAfter: StoreFailure.retryAfter),
+                [.retryAfter: String(StoreFailure.retryAfter)]
+            )
         default:
             context.logger.error("Unhandled error", metadata: ["error": "\(String(reflecting: error))"])
             return (KizunaError(.internalError, "Something went wrong on the server; the request id is \(context.id)."), [:])
+        }
+    }
+
+    /// What is wrong with a request the HTTP parser refused, in words for the client.
+    private static func describe(_ error: HTTPParserError) -> String {
+        switch error {
+        case .invalidChunkSize: "a chunk size is not a hexadecimal number or is too large"
+        case .invalidEOFState: "the connection ended before the body did (shorter than Content-Length, or a truncated chunked body)"
+        case .invalidContentLength: "Content-Length is not a valid length"
+        case .unexpectedContentLength: "Content-Length conflicts with Transfer-Encoding"
+        case .headerOverflow: "the header is too large"
+        case .invalidMethod: "the method is not valid"
+        case .invalidHeaderToken: "a header field is not valid"
+        default: "\(error)"
         }
     }
 
@@ -72,7 +101,7 @@ struct ErrorMiddleware: RouterMiddleware {
         case .payloadTooLarge: .contentTooLarge
         case .rateLimited, .throttled: .tooManyRequests
         case .preconditionRequired: .preconditionRequired
-        case .unavailable, .storeTooNew: .serviceUnavailable
+        case .unavailable, .storeTooNew, .storeUnavailable: .serviceUnavailable
         default: .internalServerError
         }
     }

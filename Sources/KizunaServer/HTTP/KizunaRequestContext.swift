@@ -33,10 +33,40 @@ public struct JSONRequestDecoder: RequestDecoder {
 
     /// Decodes JSON bytes, turning a failure into `bad_request` naming the path.
     static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
+        let data = Data(buffer.readableBytesView)
         do {
-            return try WireFormat.decoder().decode(T.self, from: Data(buffer.readableBytesView))
+            return try WireFormat.decoder().decode(T.self, from: data)
         } catch let error as DecodingError {
+            // Foundation reports a number that does not fit its field (1.5 or a 23-digit integer for a whole number)
+            // as invalid JSON with no path; when the JSON is valid, find the numbers that can be the culprit.
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+                let value = try? JSONDecoder().decode(JSONValue.self, from: data)
+            {
+                let suspects = Self.unrepresentableNumbers(in: value)
+                if let first = suspects.first {
+                    let at = suspects.count == 1 ? first.path : suspects.map(\.path).joined(separator: " or ")
+                    throw KizunaError(
+                        .badRequest,
+                        "Wrong number at \(at): expected a whole number from -9223372036854775808 to 9223372036854775807, found \(first.text).",
+                        field: first.path)
+                }
+            }
             throw KizunaError(decoding: error)
+        }
+    }
+
+    /// The numbers in `value` that no whole-number field accepts: fractions, and integers past 64 bits.
+    private static func unrepresentableNumbers(in value: JSONValue, path: String = "$") -> [(path: String, text: String)] {
+        switch value {
+        case .number(let number):
+            guard number.rounded() != number || abs(number) >= 9.223372036854775807e18 else { return [] }
+            return [(path, number.rounded() == number ? "an integer past 64 bits" : "\(number)")]
+        case .array(let items):
+            return items.enumerated().flatMap { unrepresentableNumbers(in: $1, path: "\(path)[\($0)]") }
+        case .object(let members):
+            return members.keys.sorted().flatMap { unrepresentableNumbers(in: members[$0]!, path: "\(path).\($0)") }
+        default:
+            return []
         }
     }
 }
@@ -73,6 +103,10 @@ extension KizunaError {
             let at = path(context.codingPath)
             if context.codingPath.isEmpty {
                 self.init(.badRequest, "The body is not valid JSON.", field: at)
+            } else if context.debugDescription.hasPrefix("Cannot initialize "), let value = context.debugDescription.range(of: " value ") {
+                // Foundation's words for an unknown enum case name the Swift type; say it the API's way.
+                let given = context.debugDescription[value.upperBound...]
+                self.init(.badRequest, "Invalid value at \(at): '\(given)' is not one of the allowed values.", field: at)
             } else {
                 self.init(.badRequest, "Invalid value at \(at): \(context.debugDescription)", field: at)
             }
@@ -81,13 +115,19 @@ extension KizunaError {
         }
     }
 
+    /// The JSON name of what was expected; never a Swift type name.
     private static func jsonTypeName(_ type: Any.Type) -> String {
         switch type {
         case is String.Type: "a string"
         case is Bool.Type: "a boolean"
-        case is Int.Type, is Int64.Type, is Double.Type: "a number"
+        case is Int.Type, is Int64.Type, is Int32.Type, is UInt.Type, is UInt64.Type: "a whole number"
+        case is Double.Type, is Float.Type: "a number"
         default:
-            String(describing: type).hasPrefix("Array") ? "an array" : (String(describing: type).hasPrefix("Dictionary") ? "an object" : "\(type)")
+            switch String(describing: type) {
+            case let name where name.hasPrefix("Array"): "an array"
+            case let name where name.hasPrefix("Dictionary"): "an object"
+            default: "a value of the type the API description gives"
+            }
         }
     }
 }

@@ -3,10 +3,14 @@ import HTTPTypes
 import Hummingbird
 import KizunaCore
 import NIOCore
+import SQLKit
 
 /// Health, metrics and the API description: the routes an operator or load balancer uses.
 struct OperationsController {
     let readiness: Readiness
+    /// Probed by `/health/ready` once the server is ready, so an instance that cannot reach its store leaves the
+    /// load balancer's rotation until it can.
+    let database: KizunaDatabase
 
     /// The body of `/health/ready`.
     struct ReadyBody: Codable, Equatable {
@@ -24,6 +28,13 @@ struct OperationsController {
         routes.get("/health/ready") { _, _ in
             switch readiness.current {
             case .ready:
+                do {
+                    try await database.raw("SELECT 1").run()
+                } catch  where StoreFailure.isUnreachable(error) {
+                    return try .json(
+                        ReadyBody(status: "store_unavailable", message: "The store cannot be reached."), status: .serviceUnavailable,
+                        headers: [.retryAfter: String(StoreFailure.retryAfter)])
+                }
                 return try .json(ReadyBody(status: "ready"))
             case .starting:
                 return try .json(ReadyBody(status: "starting"), status: .serviceUnavailable, headers: [.retryAfter: "5"])

@@ -1,7 +1,19 @@
+import Foundation
 import Hummingbird
 import KizunaCore
 
 extension Hummingbird.Parameters {
+    /// The path parameter `name`, percent-decoded: the router matches the raw path, so `josé@example.com` arrives as
+    /// `jos%C3%A9@example.com`.
+    /// - Throws: `bad_request` when it is missing or its percent-encoding is not valid UTF-8.
+    func path(_ name: String) throws(KizunaError) -> String {
+        guard let raw = self[Substring(name)] else { throw KizunaError(.badRequest, "The path has no \(name).", field: name) }
+        guard let decoded = String(raw).removingPercentEncoding else {
+            throw KizunaError(.badRequest, "The \(name) in the path is not valid percent-encoded UTF-8.", field: name)
+        }
+        return decoded
+    }
+
     /// An integer query parameter in `range`, or `fallback` when absent.
     func int(_ name: String, default fallback: Int, in range: ClosedRange<Int>) throws(KizunaError) -> Int {
         guard let text = self[Substring(name)] else { return fallback }

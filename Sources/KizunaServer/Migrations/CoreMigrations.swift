@@ -3,7 +3,7 @@ import SQLKit
 /// Kizuna's own schema history. Append new steps; never edit or renumber an applied one.
 public enum CoreMigrations {
     /// Every step, in order.
-    public static let all: [MigrationStep] = [coreSchema, appsBundleKey, publishing, accounts]
+    public static let all: [MigrationStep] = [coreSchema, appsBundleKey, publishing, accounts, refreshFamilies]
 
     /// 1: the apps registry and admin tokens.
     static let coreSchema = MigrationStep(
@@ -182,5 +182,26 @@ public enum CoreMigrations {
                     updated_at BIGINT NOT NULL)
                 """
             ).run()
+        })
+
+    /// 5: every refresh token a session has exchanged, so any of them presented again ends the session (not only
+    /// the one just before), and the sealed answer of the last exchange, so a lost answer can be fetched again.
+    ///
+    /// `refresh_grace` holds the new pair encrypted under a key derived from the token that was exchanged for it:
+    /// only someone holding that token can open it, and it is replaced at the next exchange.
+    static let refreshFamilies = MigrationStep(
+        version: 5, name: "refresh-token-families",
+        work: .schema { db in
+            try await db.raw(
+                """
+                CREATE TABLE retired_refresh_tokens (
+                    refresh_hash TEXT PRIMARY KEY,
+                    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                    retired_at BIGINT NOT NULL)
+                """
+            ).run()
+            try await db.raw("CREATE INDEX retired_refresh_tokens_session ON retired_refresh_tokens (session_id)").run()
+            try await db.raw("ALTER TABLE sessions ADD COLUMN rotated_at BIGINT").run()
+            try await db.raw("ALTER TABLE sessions ADD COLUMN refresh_grace TEXT").run()
         })
 }

@@ -28,8 +28,7 @@ struct StartupService: Service {
                     try await runner.migrate(batchSize: batchSize) { readiness.update(.migrating($0)) }
                 }
             }
-            if try await tokens.count() == 0 {
-                let (token, credential) = try await tokens.create(name: "bootstrap")
+            if try await tokens.count() == 0, let (token, credential) = try await tokens.createFirst(name: "bootstrap") {
                 logger.notice("Created the first admin token", metadata: ["token.id": "\(token.id)"])
                 announceAdminToken(credential)
             }
@@ -43,15 +42,21 @@ struct StartupService: Service {
             readiness.update(.failed((error as? KizunaError) ?? KizunaError(.internalError, "Start-up failed; see the server's log.")))
         }
         try? await gracefulShutdown()
+        logger.info("Shutting down: finishing requests in flight, then closing the store")
     }
 }
 
 /// Closes the store's connections after everything that uses them has stopped.
 struct DatabaseService: Service {
     let database: KizunaDatabase
+    let logger: Logger
+    /// Released (with the service) only after the store is closed.
+    let storeLock: StoreLock?
 
     func run() async throws {
         try? await gracefulShutdown()
         await database.shutdown()
+        withExtendedLifetime(storeLock) {}
+        logger.info("Store closed; stopped")
     }
 }

@@ -11,6 +11,8 @@ struct PublishingController {
     /// Dropped at once after a publish, so this instance's device endpoints read their writes; other instances
     /// drop theirs when their change feed delivers the publish.
     let live: LiveDocuments
+    /// Every route checks its app exists: an unknown or deleted app is 404, not an empty document at version 0.
+    let apps: any AppRepository
     let retention: Int
 
     func addRoutes(to routes: RouteBuilder) {
@@ -20,11 +22,11 @@ struct PublishingController {
     private func addRoutes(for kind: DocumentKind, to routes: RouteBuilder) {
         let base = "/apps/{app}/\(kind.rawValue)"
         routes.get(base) { _, context in
-            let document = try await documents.current(app: try appId(context), kind: kind)
+            let document = try await documents.current(app: try await appId(context), kind: kind)
             return try .json(document, headers: [.eTag: document.etag, .cacheControl: "no-store"])
         }
         routes.post("\(base):publish") { request, context in
-            let app = try appId(context)
+            let app = try await appId(context)
             let body = try await request.decode(as: PublishRequest.self, context: context)
             try kind.validate(body.document)
             if request.uri.queryParameters["validateOnly"].map({ $0 == "true" || $0 == "1" }) == true {
@@ -34,7 +36,7 @@ struct PublishingController {
             return try await publish(body.document, kind: kind, app: app, message: body.message, rollbackOf: nil, request, context)
         }
         routes.post("\(base):rollback") { request, context in
-            let app = try appId(context)
+            let app = try await appId(context)
             let body = try await request.decode(as: RollbackRequest.self, context: context)
             guard let target = try await documents.find(app: app, kind: kind, version: body.version) else {
                 throw KizunaError(
@@ -50,14 +52,14 @@ struct PublishingController {
             let limit = try request.uri.queryParameters.int("limit", default: 50, in: 1...300)
             let before = try request.uri.queryParameters.optionalInt("before")
             return try .json(
-                DocumentHistory(versions: try await documents.history(app: try appId(context), kind: kind, before: before, limit: limit)))
+                DocumentHistory(versions: try await documents.history(app: try await appId(context), kind: kind, before: before, limit: limit)))
         }
         routes.get("\(base)/versions/{version}") { _, context in
-            let document = try await version(context.parameters.require("version"), kind: kind, context: context)
+            let document = try await version(context.parameters.path("version"), kind: kind, context: context)
             return try .json(document, headers: [.eTag: document.etag])
         }
         routes.get("\(base):diff") { request, context in
-            let app = try appId(context)
+            let app = try await appId(context)
             guard let from = request.uri.queryParameters["from"] else {
                 throw KizunaError(.badRequest, "Give the version to compare from as ?from=N (and optionally &to=M).", field: "from")
             }
@@ -121,13 +123,17 @@ struct PublishingController {
             throw KizunaError(.badRequest, "'\(text)' is not a version number.", field: "version")
         }
         if number == 0 { return .initial }
-        guard let document = try await documents.find(app: try appId(context), kind: kind, version: number) else {
+        guard let document = try await documents.find(app: try await appId(context), kind: kind, version: number) else {
             throw KizunaError(.notFound, "Version \(number) of the \(kind.title) is not kept.", field: "version")
         }
         return document
     }
 
-    private func appId(_ context: KizunaRequestContext) throws -> String {
-        try context.parameters.require("app")
+    private func appId(_ context: KizunaRequestContext) async throws -> String {
+        let app = try context.parameters.path("app")
+        guard try await apps.find(id: app) != nil else {
+            throw KizunaError(.notFound, "There is no app with id '\(app)'; `kizuna app list` shows the registered ones.", field: "app")
+        }
+        return app
     }
 }

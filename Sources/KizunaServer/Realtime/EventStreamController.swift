@@ -21,7 +21,7 @@ struct EventStreamController {
 
     func addRoutes(to routes: RouteBuilder) {
         routes.get("/apps/{app}/events") { request, context in
-            let app = try context.parameters.require("app")
+            let app = try context.parameters.path("app")
             let resumeFrom = try Self.lastEventID(request)
             _ = try await live.entry(app)  // 404 for an unknown app, before the stream opens
             let body = ResponseBody { writer in

@@ -68,12 +68,7 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
             engine = .sqlite
             writeGate = WriteGate()
             postgresConfiguration = nil
-            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-            do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            } catch {
-                throw KizunaError(.internalError, "Cannot create the data directory \(directory.path): \(error.localizedDescription)")
-            }
+            try Self.prepareSQLiteFile(path, logger: logger)
             pool = .sqlite(
                 EventLoopGroupConnectionPool(
                     source: SQLiteStoreSource(path: path),
@@ -103,6 +98,36 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
                     on: eventLoopGroup
                 )
             )
+        }
+    }
+
+    /// Creates the data directory (0700) and an empty store file (0600) before SQLite opens it: the store holds
+    /// password and token hashes, and SQLite gives its -wal and -shm files the main file's permissions. An existing
+    /// store that others can read is left as it is, with a warning.
+    private static func prepareSQLiteFile(_ path: String, logger: Logger) throws {
+        let files = FileManager.default
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        do {
+            if !files.fileExists(atPath: directory.path) {
+                try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            if !files.fileExists(atPath: path) {
+                guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                    throw KizunaError(.internalError, "Cannot create the store file \(path).")
+                }
+            }
+        } catch let error as KizunaError {
+            throw error
+        } catch {
+            throw KizunaError(.internalError, "Cannot create the data directory \(directory.path): \(error.localizedDescription)")
+        }
+        for item in [path, path + "-wal", path + "-shm"] where files.fileExists(atPath: item) {
+            let mode = (try? files.attributesOfItem(atPath: item)[.posixPermissions] as? Int) ?? 0
+            if mode & 0o044 != 0 {
+                logger.warning(
+                    "The store is readable by other users of this machine, and it holds password and token hashes; run chmod 600 on it",
+                    metadata: ["path": "\(item)", "mode": "\(String(mode, radix: 8))"])
+            }
         }
     }
 

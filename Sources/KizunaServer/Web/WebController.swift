@@ -90,13 +90,13 @@ struct WebController {
             let form = try await Self.form(ChangePasswordForm.self, request, context)
             do {
                 try await accounts.changePassword(
-                    session, ChangePasswordRequest(currentPassword: form.currentPassword, newPassword: form.newPassword),
-                    address: request.clientAddress(context, trustForwardedFor: web.trustForwardedFor), languages: request.languages)
+                    session, ChangePasswordRequest(currentPassword: form.currentPassword, newPassword: form.newPassword), languages: request.languages
+                )
                 return Self.html(WebPages.changePassword(identifier: session.account.identifier, done: true))
             } catch let error as KizunaError where [.validationFailed, .invalidCredentials, .throttled].contains(error.code) {
                 return Self.html(
                     WebPages.changePassword(
-                        identifier: session.account.identifier, problems: Self.problems(error, renaming: ["password": "newPassword"])),
+                        identifier: session.account.identifier, problems: Self.problems(error)),
                     status: ErrorMiddleware.status(for: error.code))
             }
         }
@@ -111,7 +111,7 @@ struct WebController {
                 return Self.html(WebPages.resetPassword(token: "", done: true))
             } catch let error as KizunaError where [.validationFailed, .sessionExpired].contains(error.code) {
                 return Self.html(
-                    WebPages.resetPassword(token: form.token, problems: Self.problems(error, renaming: ["password": "newPassword"])),
+                    WebPages.resetPassword(token: form.token, problems: Self.problems(error)),
                     status: ErrorMiddleware.status(for: error.code))
             }
         }
@@ -153,10 +153,10 @@ struct WebController {
         }
     }
 
-    private static func problems(_ error: KizunaError, renaming: [String: String] = [:]) -> [WebPages.Problem] {
-        guard !error.details.isEmpty else { return [.init(field: error.field.map { renaming[$0] ?? $0 }, message: error.message)] }
+    private static func problems(_ error: KizunaError) -> [WebPages.Problem] {
+        guard !error.details.isEmpty else { return [.init(field: error.field, message: error.message)] }
         return error.details.map { detail in
-            let field = detail.field.map { renaming[$0] ?? $0 }
+            let field = detail.field
             let label = field.flatMap { labels[$0] }
             return .init(field: field, message: label.map { "\($0): \(detail.message)" } ?? detail.message)
         }

@@ -1,0 +1,139 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import KizunaCore
+import Testing
+
+@testable import KizunaServer
+
+/// The HTTP holes an adversarial review found: connections that never finish, malformed framing answered 500,
+/// JSON type errors that do not say which field, and no CORS.
+@Suite("HTTP hardening")
+struct HTTPHardeningTests {
+    @Test func stalledConnectionsAreClosedAndTheServerKeepsAnswering() async throws {
+        try await withTestServer(configure: { $0.idleTimeout = .seconds(2) }) { server in
+            let port = try #require(server.client.port)
+            // Clients that send half a header, or nothing, and hold their sockets. (On a loaded machine the server
+            // may already have closed one before its half header goes out; that is the behaviour under test.)
+            var stalled: [RawConnection] = []
+            for index in 0..<20 {
+                let connection = try await RawConnection.open(port: port)
+                if index % 2 == 0 { try? await connection.send("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ") }
+                stalled.append(connection)
+            }
+            // Meanwhile everyone else is served. (On a fresh connection: the test client's own keep-alive connection
+            // may itself have sat idle past the timeout.)
+            let other = try await RawConnection.open(port: port)
+            try await other.send("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(try await other.readResponse().hasPrefix("HTTP/1.1 200"))
+            // Each stalled connection is closed by the server, without an answer.
+            for connection in stalled {
+                #expect(try await connection.readUntilClosed() == "")
+            }
+            // A keep-alive connection that goes quiet after its answer is closed too.
+            let idle = try await RawConnection.open(port: port)
+            try await idle.send("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(try await idle.readUntilClosed().hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    @Test func connectionsPastTheCapAreClosedAtOnce() async throws {
+        try await withTestServer(configure: { $0.maxConnections = 4 }) { server in
+            let port = try #require(server.client.port)
+            // The test client keeps one keep-alive connection; three more fill the cap.
+            #expect(try await server.send(.get, "/health/live").status == .ok)
+            var held: [RawConnection] = []
+            for _ in 0..<3 {
+                let connection = try await RawConnection.open(port: port)
+                // A full exchange proves the server counts it before the next one opens.
+                try await connection.send("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                #expect(try await connection.readResponse().hasPrefix("HTTP/1.1 200"))
+                held.append(connection)
+            }
+            let extra = try await RawConnection.open(port: port)
+            try? await extra.send("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(try await extra.readUntilClosed() == "")
+            // When one closes, a new client gets in (the count drops as the server notices the close).
+            await held.removeLast().close()
+            var served = false
+            for _ in 0..<50 where !served {
+                let retry = try await RawConnection.open(port: port)
+                try? await retry.send("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                served = try await retry.readUntilClosed().hasPrefix("HTTP/1.1 200")
+            }
+            #expect(served)
+            for connection in held { await connection.close() }
+        }
+    }
+
+    /// Framing only a hand-made client sends; each must be a 400 in the standard shape, never a 500.
+    static let malformed: [(name: String, request: String, finish: Bool)] = [
+        ("chunk size not hex", "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", false),
+        ("chunk size too big", "Transfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFF\r\n{}\r\n0\r\n\r\n", false),
+        ("chunked body cut short", "Transfer-Encoding: chunked\r\n\r\n10\r\n{\"id\":", true),
+        ("body shorter than Content-Length", "Content-Length: 100\r\n\r\n{\"id\":\"x\"}", true),
+    ]
+
+    @Test(arguments: malformed.indices)
+    func malformedFramingIsABadRequest(_ index: Int) async throws {
+        let (name, rest, finish) = Self.malformed[index]
+        try await withTestServer { server in
+            let port = try #require(server.client.port)
+            for authorized in [true, false] {
+                let connection = try await RawConnection.open(port: port)
+                let auth = authorized ? "Authorization: Bearer \(server.adminToken)\r\n" : ""
+                let request = "POST /v1/admin/apps HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\(auth)\(rest)"
+                if finish { try await connection.sendAndFinish(request) } else { try await connection.send(request) }
+                let answer = try await connection.readUntilClosed()
+                #expect(answer.hasPrefix("HTTP/1.1 400"), "\(name): \(answer.prefix(80))")
+                #expect(answer.contains(#""code":"bad_request""#) && answer.lowercased().contains("x-request-id"), "\(name)")
+                #expect(!answer.contains("internal_error"), "\(name)")
+            }
+            let metrics = try await server.send(.get, "/metrics", authorized: false).text
+            #expect(!metrics.contains(#"status="500""#), "\(name)")
+        }
+    }
+
+    @Test func wronglyTypedNumbersNameTheFieldAndTheType() async throws {
+        try await withTestServer { server in
+            #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
+            for value in ["1.5", "12345678901234567890123", "\"7\"", "true"] {
+                let response = try await server.send(.post, "/v1/admin/apps/shop/gate:rollback", json: #"{"version":\#(value)}"#)
+                let error = try #require(response.error)
+                #expect(response.status == .badRequest && error.field == "$.version", "\(value)")
+                #expect(error.message.contains("$.version") && error.message.contains("whole number"), "\(value): \(error.message)")
+                #expect(!error.message.contains("Int64") && !error.message.contains("Swift"), "\(value): \(error.message)")
+            }
+            let platform = try await server.send(
+                .post, "/v1/admin/apps", json: #"{"id":"x","name":"X","platform":"ios2","bundleId":"com.example.x"}"#)
+            #expect(platform.status == .badRequest && platform.error?.field == "$.platform")
+            #expect(platform.error?.message.contains("Platform") == false, "\(platform.error?.message ?? "")")
+            let notJSON = try await server.send(.post, "/v1/admin/apps", json: #"{"id": "#)
+            #expect(notJSON.error?.message == "The body is not valid JSON.")
+        }
+    }
+
+    @Test func corsIsOfferedOnlyToConfiguredOriginsAndNeverOnAdminRoutes() async throws {
+        try await withTestServer(configure: { $0.corsOrigins = ["https://app.example"] }) { server in
+            let preflight: HTTPFields = [.origin: "https://app.example", .accessControlRequestMethod: "POST"]
+            let allowed = try await server.send(.options, "/v1/auth/sign-in", headers: preflight, authorized: false)
+            #expect(allowed.status == .noContent || allowed.status == .ok)
+            #expect(allowed.headers[.accessControlAllowOrigin] == "https://app.example")
+            #expect(allowed.headers[.accessControlAllowHeaders]?.lowercased().contains("authorization") == true)
+            let simple = try await server.send(.get, "/v1/apps/none", headers: [.origin: "https://app.example"], authorized: false)
+            #expect(simple.headers[.accessControlAllowOrigin] == "https://app.example")
+
+            let other = try await server.send(
+                .options, "/v1/auth/sign-in", headers: [.origin: "https://evil.example", .accessControlRequestMethod: "POST"], authorized: false)
+            #expect(other.headers[.accessControlAllowOrigin] == nil)
+            let admin = try await server.send(.get, "/v1/admin/apps", headers: [.origin: "https://app.example"])
+            #expect(admin.status == .ok && admin.headers[.accessControlAllowOrigin] == nil)
+        }
+        // None by default.
+        try await withTestServer { server in
+            let response = try await server.send(.get, "/v1/apps/none", headers: [.origin: "https://app.example"], authorized: false)
+            #expect(response.headers[.accessControlAllowOrigin] == nil)
+        }
+    }
+}

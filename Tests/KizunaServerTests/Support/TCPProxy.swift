@@ -1,0 +1,125 @@
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A TCP forwarder on a loopback port, for taking a real database away from a running server and giving it back:
+/// ``cut()`` closes the listener and every forwarded connection (the server sees its store vanish, as when
+/// PostgreSQL stops); ``restore()`` listens on the same port again.
+final class TCPProxy: Sendable {
+    let port: Int
+    private let target: (host: String, port: Int)
+    private let listener = Mutex<(any Channel)?>(nil)
+    private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    private init(port: Int, target: (host: String, port: Int)) {
+        self.port = port
+        self.target = target
+    }
+
+    /// Starts forwarding a free loopback port to `host:port`.
+    static func start(to host: String, port: Int) async throws -> TCPProxy {
+        let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let free = probe.localAddress?.port ?? 0
+        try await probe.close()
+        let proxy = TCPProxy(port: free, target: (host, port))
+        try await proxy.restore()
+        return proxy
+    }
+
+    /// Listens again and forwards new connections.
+    func restore() async throws {
+        let target = target
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { inbound in
+                self.track(inbound)
+                // Both channels run on the inbound one's event loop, so the handlers are added synchronously there.
+                return ClientBootstrap(group: inbound.eventLoop).connect(host: target.host, port: target.port).flatMapThrowing { outbound in
+                    self.track(outbound)
+                    let (local, remote) = GlueHandler.matchedPair()
+                    try inbound.pipeline.syncOperations.addHandler(local)
+                    try outbound.pipeline.syncOperations.addHandler(remote)
+                }.flatMapErrorThrowing { error in
+                    inbound.close(promise: nil)
+                    throw error
+                }
+            }
+            .bind(host: "127.0.0.1", port: port).get()
+        listener.withLock { $0 = channel }
+    }
+
+    /// Stops listening and closes every forwarded connection.
+    func cut() async {
+        let server = listener.withLock { $0.take() }
+        try? await server?.close()
+        let open = connections.withLock { connections in
+            defer { connections = [:] }
+            return Array(connections.values)
+        }
+        for channel in open { try? await channel.close() }
+    }
+
+    private func track(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        connections.withLock { $0[id] = channel }
+        channel.closeFuture.whenComplete { _ in _ = self.connections.withLock { $0.removeValue(forKey: id) } }
+    }
+}
+
+/// Joins two channels: what one reads, the other writes (after swift-nio's connect-proxy example).
+private final class GlueHandler: ChannelDuplexHandler {
+    typealias InboundIn = NIOAny
+    typealias OutboundIn = NIOAny
+    typealias OutboundOut = NIOAny
+
+    private var partner: GlueHandler?
+    private var context: ChannelHandlerContext?
+    private var pendingRead = false
+
+    static func matchedPair() -> (GlueHandler, GlueHandler) {
+        let first = GlueHandler()
+        let second = GlueHandler()
+        first.partner = second
+        second.partner = first
+        return (first, second)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        partner = nil
+    }
+
+    private func partnerWrite(_ data: NIOAny) { context?.write(data, promise: nil) }
+    private func partnerFlush() { context?.flush() }
+    private func partnerClose() { context?.close(promise: nil) }
+    private var partnerWritable: Bool { context?.channel.isWritable ?? false }
+
+    private func partnerBecameWritable() {
+        if pendingRead {
+            pendingRead = false
+            context?.read()
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) { partner?.partnerWrite(data) }
+    func channelReadComplete(context: ChannelHandlerContext) { partner?.partnerFlush() }
+    func channelInactive(context: ChannelHandlerContext) { partner?.partnerClose() }
+    func errorCaught(context: ChannelHandlerContext, error: any Error) { partner?.partnerClose() }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { partner?.partnerBecameWritable() }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if let partner, partner.partnerWritable {
+            context.read()
+        } else {
+            pendingRead = true
+        }
+    }
+}
+
+@available(*, unavailable)
+extension GlueHandler: Sendable {}
