@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import KizunaCore
 import Logging
+import NIOCore
 
 /// Builds the Kizuna server: routes, middleware, store and background services.
 ///
@@ -110,11 +111,13 @@ extension ServerParts {
     /// - Parameter onListening: told the port once the server listens (useful with port 0).
     func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let limiter = ConnectionLimiter(limit: configuration.maxConnections, logger: logger)
+        let logger = logger
+        let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1)))
         return Application(
             router: router,
+            // The handlers are an autoclosure: each accepted connection gets its own.
             server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [limiter.handler()], idleTimeout: .nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1))))),
+                configuration: .init(additionalChannelHandlers: [limiter.handler(), ParserErrorResponder(logger: logger)], idleTimeout: idleTimeout)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
             services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },

@@ -95,6 +95,26 @@ struct HTTPHardeningTests {
         }
     }
 
+    @Test func requestsTheParserRefusesGetTheStandardJSONError() async throws {
+        try await withTestServer { server in
+            let port = try #require(server.client.port)
+            let refused = [
+                "GE(T /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n",
+                "\u{16}\u{3}\u{1}\u{2}\u{0}\u{1}\u{0}\u{1}\u{fc}\u{3}\u{3}\r\n\r\n",
+            ]
+            for request in refused {
+                let connection = try await RawConnection.open(port: port)
+                try? await connection.send(request)
+                let answer = try await connection.readUntilClosed()
+                #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(60))")
+                #expect(answer.contains(#""code":"bad_request""#) && answer.lowercased().contains("content-type: application/json"))
+                #expect(answer.lowercased().contains("x-request-id:"))
+            }
+            #expect(try await server.send(.get, "/health/live").status == .ok)
+        }
+    }
+
     @Test func wronglyTypedNumbersNameTheFieldAndTheType() async throws {
         try await withTestServer { server in
             #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)

@@ -50,6 +50,20 @@ struct StoreHardeningTests {
         await database.shutdown()
     }
 
+    @Test func aStoreOthersCanReadIsReportedAtStart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-perm-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("kizuna.sqlite").path
+        #expect(FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o644]))
+        let (logger, records) = RecordingLogHandler.logger()
+        let database = try KizunaDatabase(location: .sqlite(path: file), logger: logger)
+        await database.shutdown()
+        #expect(records.messages(at: .warning).contains { $0.contains("readable by other users") })
+        // Left as it was: the operator decides.
+        #expect(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int == 0o644)
+    }
+
     @Test func aSecondServerOnTheSameSQLiteStoreIsRefused() async throws {
         try await withTestStore(.sqlite) { store in
             var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { _ in }

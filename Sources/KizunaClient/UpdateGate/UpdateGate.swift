@@ -121,7 +121,7 @@ public final class UpdateGate: Sendable {
 
     /// Errors after which the cached policy decides: the server is unreachable, slow, throttling or failing.
     static func canFallBack(_ error: KizunaError) -> Bool {
-        [.transport, .timeout, .throttled, .rateLimited, .unavailable, .internalError].contains(error.code)
+        [.transport, .timeout, .throttled, .rateLimited, .unavailable, .storeUnavailable, .internalError].contains(error.code)
     }
 }
 

@@ -163,11 +163,14 @@ struct AccountService: Sendable {
         let now = EpochMillis.now
         let policy = sessions
         let logger = logger
+        // Two refreshes racing with one token: on PostgreSQL the second waits for the first to commit, then finds the
+        // token exchanged and is answered as a retry (SQLite's writers already take turns).
+        let lock = database.engine == .postgres ? " FOR UPDATE OF s" : ""
         let outcome = try await database.transaction { db -> (AccountInfo, IssuedSession)? in
             let row = try await db.raw(
                 """
                 SELECT s.id, s.refresh_expires_at, u.id AS user_id, u.identifier, u.created_at, u.disabled_at
-                FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.refresh_hash = \(bind: secret.hash)
+                FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.refresh_hash = \(bind: secret.hash)\(unsafeRaw: lock)
                 """
             ).first()
             guard let row else {

@@ -6,6 +6,10 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Hashes and verifies passwords with scrypt (memory-hard), storing the parameters with each hash in the PHC
 /// string format: `$scrypt$ln=15,r=8,p=1$<salt>$<hash>` (unpadded base64).
 ///
@@ -13,9 +17,10 @@ import Synchronization
 /// - Each hash names its own parameters: raising ``Parameters`` later still verifies old hashes, and
 ///   ``needsRehash(_:)`` says when to replace one at the next sign-in.
 /// - Hashing is deliberately slow, so it runs on a thread pool of its own (one thread fewer than the cores, at least
-///   one), never on an event loop and never on NIO's shared blocking pool, where SQLite runs its queries: a burst of
-///   sign-ins must not slow every other request. At most ``maxPending`` hashes run or wait at once; past that the
-///   sign-in is refused at once with `unavailable` and `Retry-After`, rather than queued without limit.
+///   one) at a lower priority, never on an event loop and never on NIO's shared blocking pool, where SQLite runs its
+///   queries: a burst of sign-ins must not slow every other request. At most ``maxPending`` hashes run or wait at
+///   once; past that the sign-in is refused at once with `unavailable` and `Retry-After`, rather than queued without
+///   limit.
 /// - Comparisons are constant-time, and ``verifyUnknownAccount(_:)`` spends the same work as a real check so a
 ///   sign-in with an unknown identifier takes as long as one with a known identifier.
 package struct PasswordHasher: Sendable {
@@ -73,7 +78,22 @@ package struct PasswordHasher: Sendable {
             throw KizunaError(.unavailable, "The server is busy checking passwords; try again in a moment.", retryAfter: 1)
         }
         defer { pending.value.subtract(1, ordering: .relaxed) }
-        return try await pool.runIfActive(work)
+        return try await pool.runIfActive {
+            Self.yieldToRequests()
+            return try work()
+        }
+    }
+
+    /// Lowers the calling hashing thread to nice 10 (Linux), so that when hashes and requests compete for a core the
+    /// scheduler gives requests about nine tenths of it: a sign-in flood slows sign-ins, not everything else.
+    /// Idempotent, and two system calls against ~100 ms of hashing.
+    private static func yieldToRequests() {
+        #if os(Linux)
+            var path = [CChar](repeating: 0, count: 64)
+            let count = readlink("/proc/thread-self", &path, path.count - 1)  // "<pid>/task/<tid>"
+            guard count > 0, let thread = String(cString: path).split(separator: "/").last.flatMap({ id_t($0) }) else { return }
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, 10)
+        #endif
     }
 
     /// A new PHC string for `password`, with a random 16-byte salt.

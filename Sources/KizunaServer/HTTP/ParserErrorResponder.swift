@@ -1,0 +1,67 @@
+import Foundation
+import HTTPTypes
+import KizunaCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+
+/// Answers a request the HTTP parser refuses outright — a bad method, a header past the size limit, garbage instead
+/// of HTTP — with the standard JSON error (`400 bad_request`, a request id) and closes the connection, where
+/// Hummingbird alone would send an empty 400.
+///
+/// It sits in each connection's pipeline after the HTTP codec. A parse error while a request is being handled (its
+/// body broke off, say) is left to pass: the handler's body read fails and ``ErrorMiddleware`` answers it.
+final class ParserErrorResponder: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let logger: Logger
+    private var requestsInFlight = 0
+    private var answered = false
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) { requestsInFlight += 1 }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { requestsInFlight = max(0, requestsInFlight - 1) }
+        context.write(data, promise: promise)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let error = error as? HTTPParserError, requestsInFlight == 0 else {
+            return context.fireErrorCaught(error)
+        }
+        guard !answered else { return }
+        answered = true
+        let id = hex(randomBytes(8))
+        logger.info("HTTP request refused by the parser", metadata: ["error": "\(error)", "request.id": "\(id)"])
+        let message =
+            switch error {
+            case .headerOverflow: "The request header is too large."
+            case .invalidMethod: "The request method is not valid."
+            default: "The request is not valid HTTP."
+            }
+        let body = (try? JSONEncoder().encode(ErrorEnvelope(KizunaError(.badRequest, message)))) ?? Data()
+        let head = HTTPResponse(
+            status: .badRequest,
+            headerFields: [
+                .contentType: "application/json; charset=utf-8", .contentLength: String(body.count), .connection: "close",
+                RequestLogMiddleware.requestIDField: id,
+            ])
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+    }
+}
+
+@available(*, unavailable)
+extension ParserErrorResponder: Sendable {}
