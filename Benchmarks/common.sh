@@ -1,5 +1,6 @@
 # Shared by the benchmark scripts: sourced, not run. Sets up a work directory (removed on exit with every
-# process started here), installs wrk and nginx if missing, builds kizuna in release mode, and provides:
+# process started here), installs wrk and nginx if missing, builds kizuna in release mode (or takes $KIZUNA_BIN),
+# and provides:
 #   start_kizuna PORT [serve flags…]  kizuna on PORT with a fresh SQLite store; exports KIZUNA_TOKEN, KIZUNA_SERVER
 #                                     and KIZUNA_APP, and registers the app bench-app
 #   start_nginx PORT [directives…]    nginx (1 worker, no access log) serving $work/www as application/json
@@ -13,8 +14,13 @@ trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$wo
 mkdir -p "$work/www" "$work/nginx"
 
 command -v wrk >/dev/null && command -v nginx >/dev/null || { apt-get update -qq; apt-get install -y -qq wrk nginx >/dev/null; }
-swift build -c release --product kizuna >/dev/null
-kizuna=$(swift build -c release --show-bin-path)/kizuna
+# KIZUNA_BIN measures another build instead (an earlier commit's, for a before/after in the same conditions).
+if [ -n "${KIZUNA_BIN:-}" ]; then
+    kizuna=$KIZUNA_BIN
+else
+    swift build -c release --product kizuna >/dev/null
+    kizuna=$(swift build -c release --show-bin-path)/kizuna
+fi
 
 start_kizuna() {
     local port=$1

@@ -107,6 +107,25 @@ struct AccountHardeningTests {
         }
     }
 
+    @Test func aThrottledPasswordFormSaysWhenToRetry() async throws {
+        try await AccountsTests.withServer { server in
+            let grant = try await AccountsTests.signUp(server, "mio")
+            let code = try await server.send(.post, "/v1/me/handoff", headers: [.authorization: "Bearer \(grant.session.accessToken)"])
+                .decode(HandoffCode.self)
+            let redeemed = try await server.send(.get, code.url, authorized: false)
+            let (name, value, _) = AccountsTests.parseCookie(try #require(redeemed.headers[values: .setCookie].first))
+            var last: TestResponse?
+            for _ in 0..<6 {
+                last = try await server.send(
+                    .post, "/account/change-password",
+                    headers: [.cookie: "\(name)=\(value)", .contentType: "application/x-www-form-urlencoded"], authorized: false,
+                    body: "currentPassword=wrong+wrong+wrong&newPassword=another+good+phrase")
+            }
+            #expect(last?.status == .tooManyRequests && last?.headers[.contentType]?.hasPrefix("text/html") == true)
+            #expect(last?.headers[.retryAfter].flatMap(Int.init).map { $0 > 0 } == true)
+        }
+    }
+
     @Test func wrongPasswordErrorsNameTheRequestsOwnFields() async throws {
         try await AccountsTests.withServer { server in
             let grant = try await AccountsTests.signUp(server, "mio")

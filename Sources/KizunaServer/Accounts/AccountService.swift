@@ -43,8 +43,13 @@ struct AccountService: Sendable {
 
     /// Creates an account and its first session.
     /// - Throws: `validation_failed` listing every failing rule of both fields, in `languages`; `conflict` when the
-    ///   identifier (after normalisation) is taken.
+    ///   identifier (after normalisation) is taken; `unavailable` (with `retryAfter`) when every password-check place
+    ///   is taken.
     func signUp(_ credentials: Credentials, kind: SessionInfo.Kind, languages: [String]) async throws -> (AccountInfo, IssuedSession) {
+        try await hasher.reserving { try await signUpHolding(credentials, kind: kind, languages: languages) }
+    }
+
+    private func signUpHolding(_ credentials: Credentials, kind: SessionInfo.Kind, languages: [String]) async throws -> (AccountInfo, IssuedSession) {
         try AccountValidation.validate(identifier: credentials.identifier, password: credentials.password, languages: languages)
         try Self.checkDevice(credentials.device)
         try await Self.checkAppExists(credentials.device, database)
@@ -81,8 +86,13 @@ struct AccountService: Sendable {
     /// Every path costs one password hash — an unknown identifier is checked against a dummy hash — so the answer's
     /// timing does not tell whether an account exists. Locked keys are refused before any hashing.
     /// - Throws: `throttled` (with `retryAfter`) while the identifier or the address is locked; `invalid_credentials`;
-    ///   `account_disabled` (only with the right password).
+    ///   `account_disabled` (only with the right password); `unavailable` (with `retryAfter`) when every
+    ///   password-check place is taken, before the store is read.
     func signIn(_ credentials: Credentials, kind: SessionInfo.Kind, address: String?) async throws -> (AccountInfo, IssuedSession) {
+        try await hasher.reserving { try await signInHolding(credentials, kind: kind, address: address) }
+    }
+
+    private func signInHolding(_ credentials: Credentials, kind: SessionInfo.Kind, address: String?) async throws -> (AccountInfo, IssuedSession) {
         try Self.checkDevice(credentials.device)
         try await Self.checkAppExists(credentials.device, database)
         let identifier = AccountIdentifier(credentials.identifier)
@@ -291,13 +301,15 @@ struct AccountService: Sendable {
     /// - Throws: `invalid_credentials` for a wrong current password (counted like a failed sign-in);
     ///   `validation_failed` for a weak new one.
     func changePassword(_ session: AuthenticatedSession, _ change: ChangePasswordRequest, languages: [String]) async throws {
-        try await checkPassword(change.currentPassword, field: "currentPassword", of: session)
-        try await setPassword(change.newPassword, of: session.account, keepingSession: session.sessionId, languages: languages)
+        try await hasher.reserving {
+            try await checkPassword(change.currentPassword, field: "currentPassword", of: session)
+            try await setPassword(change.newPassword, of: session.account, keepingSession: session.sessionId, languages: languages)
+        }
     }
 
     /// Deletes the account after checking its password: its sessions, devices and codes go with it.
     func deleteAccount(_ session: AuthenticatedSession, password: String) async throws {
-        try await checkPassword(password, field: "password", of: session)
+        try await hasher.reserving { try await checkPassword(password, field: "password", of: session) }
         try await delete(userId: session.account.id)
     }
 

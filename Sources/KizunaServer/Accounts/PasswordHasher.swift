@@ -71,17 +71,50 @@ package struct PasswordHasher: Sendable {
         let value = Atomic<Int>(0)
     }
 
-    /// Runs `work` on the hashing pool, or refuses it when ``maxPending`` are already running or waiting.
-    private func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Whether the current task already holds a place among the ``maxPending`` (see ``reserving(_:)``).
+    @TaskLocal private static var holdsPlace = false
+
+    /// Runs `body` holding one of the ``maxPending`` places, taken before `body` does any other work: a sign-in the
+    /// server has no room for is refused before it reads the store, so a flood of them stays cheap. The hashes
+    /// `body` makes run in that place.
+    /// - Throws: `unavailable` with `retryAfter` when every place is taken.
+    package func reserving<T>(_ body: () async throws -> T) async throws -> T {
+        if Self.holdsPlace { return try await body() }
+        try enter()
+        defer { leave() }
+        return try await Self.$holdsPlace.withValue(true) { try await body() }
+    }
+
+    private func enter() throws(KizunaError) {
         guard pending.value.add(1, ordering: .relaxed).newValue <= maxPending else {
             pending.value.subtract(1, ordering: .relaxed)
-            throw KizunaError(.unavailable, "The server is busy checking passwords; try again in a moment.", retryAfter: 1)
+            throw Self.busy
         }
-        defer { pending.value.subtract(1, ordering: .relaxed) }
+    }
+
+    private func leave() {
+        pending.value.subtract(1, ordering: .relaxed)
+    }
+
+    /// Runs `work` on the hashing pool, or refuses it when ``maxPending`` are already running or waiting.
+    private func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        if !Self.holdsPlace { try enter() }
+        defer { if !Self.holdsPlace { leave() } }
+        let queued = ContinuousClock.now
         return try await pool.runIfActive {
+            // A hash that waited this long serves a client that has most likely given up; spending the CPU on it
+            // would only make the next one wait longer (congestion collapse). Refuse it instead.
+            guard ContinuousClock.now - queued < Self.longestWait else { throw Self.busy }
             Self.yieldToRequests()
             return try work()
         }
+    }
+
+    /// How long a hash may wait for a thread before it is refused as stale.
+    static let longestWait = Duration.seconds(10)
+
+    private static var busy: KizunaError {
+        KizunaError(.unavailable, "The server is busy checking passwords; try again in a moment.", retryAfter: 1)
     }
 
     /// Lowers the calling hashing thread to nice 10 (Linux), so that when hashes and requests compete for a core the

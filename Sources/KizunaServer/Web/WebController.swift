@@ -48,12 +48,9 @@ struct WebController {
                     Credentials(identifier: form.identifier, password: form.password), kind: .web,
                     address: request.clientAddress(context, trustForwardedFor: web.trustForwardedFor))
                 return signedIn(session, redirect: next ?? "/account")
-            } catch let error as KizunaError where [.invalidCredentials, .throttled, .accountDisabled].contains(error.code) {
-                var response = Self.html(
-                    WebPages.signIn(identifier: form.identifier, next: next, problems: [.init(message: error.message)]),
-                    status: ErrorMiddleware.status(for: error.code))
-                if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
-                return response
+            } catch let error as KizunaError where [.invalidCredentials, .throttled, .accountDisabled, .unavailable].contains(error.code) {
+                return Self.errorPage(
+                    WebPages.signIn(identifier: form.identifier, next: next, problems: [.init(message: error.message)]), error)
             }
         }
         root.get("/account/sign-up") { _, _ in
@@ -66,9 +63,8 @@ struct WebController {
                 let (_, session) = try await accounts.signUp(
                     Credentials(identifier: form.identifier, password: form.password), kind: .web, languages: request.languages)
                 return signedIn(session, redirect: "/account", status: .seeOther)
-            } catch let error as KizunaError where [.validationFailed, .conflict].contains(error.code) {
-                return Self.html(
-                    WebPages.signUp(identifier: form.identifier, problems: Self.problems(error)), status: ErrorMiddleware.status(for: error.code))
+            } catch let error as KizunaError where [.validationFailed, .conflict, .unavailable].contains(error.code) {
+                return Self.errorPage(WebPages.signUp(identifier: form.identifier, problems: Self.problems(error)), error)
             }
         }
         root.post("/account/sign-out") { request, _ in
@@ -93,11 +89,8 @@ struct WebController {
                     session, ChangePasswordRequest(currentPassword: form.currentPassword, newPassword: form.newPassword), languages: request.languages
                 )
                 return Self.html(WebPages.changePassword(identifier: session.account.identifier, done: true))
-            } catch let error as KizunaError where [.validationFailed, .invalidCredentials, .throttled].contains(error.code) {
-                return Self.html(
-                    WebPages.changePassword(
-                        identifier: session.account.identifier, problems: Self.problems(error)),
-                    status: ErrorMiddleware.status(for: error.code))
+            } catch let error as KizunaError where [.validationFailed, .invalidCredentials, .throttled, .unavailable].contains(error.code) {
+                return Self.errorPage(WebPages.changePassword(identifier: session.account.identifier, problems: Self.problems(error)), error)
             }
         }
         root.get("/account/reset-password") { request, _ in
@@ -109,10 +102,8 @@ struct WebController {
             do {
                 try await accounts.resetPassword(ResetPasswordRequest(token: form.token, newPassword: form.newPassword), languages: request.languages)
                 return Self.html(WebPages.resetPassword(token: "", done: true))
-            } catch let error as KizunaError where [.validationFailed, .sessionExpired].contains(error.code) {
-                return Self.html(
-                    WebPages.resetPassword(token: form.token, problems: Self.problems(error)),
-                    status: ErrorMiddleware.status(for: error.code))
+            } catch let error as KizunaError where [.validationFailed, .sessionExpired, .unavailable].contains(error.code) {
+                return Self.errorPage(WebPages.resetPassword(token: form.token, problems: Self.problems(error)), error)
             }
         }
         root.get("/v1/session/handoff") { request, _ in
@@ -173,6 +164,13 @@ struct WebController {
 
     static func redirect(_ path: String, status: HTTPResponse.Status = .seeOther) -> Response {
         Response(status: status, headers: [.location: path, .contentLength: "0", .cacheControl: "no-store"])
+    }
+
+    /// The page showing `error`, with its status and, for throttling and overload, `Retry-After`.
+    static func errorPage(_ text: String, _ error: KizunaError) -> Response {
+        var response = html(text, status: ErrorMiddleware.status(for: error.code))
+        if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
     }
 
     static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
