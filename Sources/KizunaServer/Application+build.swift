@@ -37,8 +37,7 @@ struct ServerParts {
         databaseLogger.logLevel = configuration.logLevel
         if case .sqlite(let path) = configuration.database {
             // Taken before the store is opened, so the second server touches nothing.
-            try? FileManager.default.createDirectory(
-                at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try KizunaDatabase.prepareSQLiteFile(path, logger: nil)  // the store warns when it opens
             storeLock = try StoreLock(store: path)
         } else {
             storeLock = nil

@@ -72,7 +72,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("max-connections"),
-        help: "Connections open at once; more are closed as they arrive, with a warning. Env: KIZUNA_MAX_CONNECTIONS. Default: 10000."
+        help: """
+            Connections open at once; more are closed as they arrive, with a warning. At most the open-file limit (raised \
+            to its hard limit at start) less 256. Env: KIZUNA_MAX_CONNECTIONS. Default: 10000.
+            """
     )
     var maxConnections: Int?
 
@@ -176,8 +179,17 @@ struct ServeCommand: AsyncParsableCommand {
         // Run Swift concurrency on NIO's event loops: a request's handler then resumes on the thread that owns its
         // connection instead of hopping to the global pool and back twice per request.
         let onEventLoops = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        let configuration = try configuration(.process)
+        var configuration = try configuration(.process)
         bootstrapLogging(level: configuration.logLevel)
+        if let descriptors = OpenFileLimit.raise() {
+            let cap = OpenFileLimit.connectionCap(configuration.maxConnections, limit: descriptors)
+            if cap < configuration.maxConnections {
+                Logger(label: "kizuna").warning(
+                    "The open-file limit allows fewer connections than asked; raise it (ulimit -n) for more",
+                    metadata: ["openFileLimit": "\(descriptors)", "maxConnections": "\(cap)"])
+                configuration.maxConnections = cap
+            }
+        }
         if !onEventLoops { Logger(label: "kizuna").debug("Swift concurrency stays on its default executor.") }
         try await reportingErrors {
             let app = try await buildApplication(configuration: configuration)

@@ -23,6 +23,37 @@ struct AuthTests {
             deviceName: "Test iPhone")
     }
 
+    @Test func theDeviceTokenOutlivesSignOutAndKeepsTheOwnerInWhenTheAddressIsLocked() async throws {
+        try await LiveServer.run(
+            configure: {
+                Self.cheapHashing(&$0)
+                $0.signInThrottle = SignInThrottlePolicy(accountAllowance: 2, addressAllowance: 2)
+            }
+        ) { server in
+            try await server.createShop()
+            let directory = LiveServer.temporaryDirectory()
+            let app = try Self.app(server, directory: directory)
+            try await app.auth.signUp(identifier: "Mio@Example.com", password: Self.password)
+            try await app.auth.signOut()
+            // Guesses from this address (someone else on the same network) lock it for everyone else…
+            let stranger = try Self.app(server, directory: LiveServer.temporaryDirectory())
+            for _ in 0..<3 { _ = try? await stranger.auth.signIn(identifier: "aki", password: "guess guess guess") }
+            await #expect { try await stranger.auth.signIn(identifier: "mio@example.com", password: Self.password) } throws: {
+                ($0 as? KizunaError)?.code == .throttled
+            }
+            // …but this device kept its token through sign-out (stored apart from the session, never in plain text).
+            let files = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("secure").path)
+            for file in files {
+                let bytes = try Data(contentsOf: directory.appendingPathComponent("secure").appendingPathComponent(file))
+                #expect(!String(decoding: bytes, as: UTF8.self).contains("kzd_"))
+            }
+            let account = try await app.auth.signIn(identifier: "mio@example.com", password: Self.password)
+            #expect(account.identifier == "mio@example.com")
+            let tokens = try await server.parts.database.raw("SELECT COUNT(*) AS n FROM trusted_devices").first()?.decode(column: "n", as: Int.self)
+            #expect(tokens == 1)  // the sign-in presented the token from sign-up instead of getting another
+        }
+    }
+
     @Test func signUpKeepsTheSessionAcrossLaunchesAndAttachesIt() async throws {
         try await LiveServer.run(configure: Self.cheapHashing) { server in
             try await server.createShop()

@@ -82,7 +82,9 @@ struct RemoteConfigTests {
         let config = RemoteConfig(app: offline, defaults: ["newCheckout": false])
         let lastFetch = config.lastFetch
         let error = await #expect(throws: KizunaError.self) { try await config.fetch(minimumInterval: .zero) }
-        #expect(error?.code == .transport)
+        // `transport` (refused); `timeout` when a loaded machine (the suite runs in parallel) does not deliver the
+        // refusal within the 10 s deadline. Either way the fetch failed and nothing below may change.
+        #expect(error?.code == .transport || error?.code == .timeout)
         #expect(config.bool(forKey: "newCheckout") == true && config.activeVersion == 1)
         #expect(config.lastFetch == lastFetch)
     }

@@ -62,7 +62,7 @@ struct AccountHardeningTests {
 
     // MARK: Shared addresses
 
-    @Test func aKnownDeviceAndASignedInSessionAreNotLockedOutByTheirAddress() async throws {
+    @Test func aTrustedDeviceAndASignedInSessionAreNotLockedOutByTheirAddress() async throws {
         let policy = SignInThrottlePolicy(accountAllowance: 3, addressAllowance: 3)
         try await AccountsTests.withServer(configure: { $0.signInThrottle = policy }) { server in
             let device = #"{"appId":"shop","installId":"phone-1"}"#
@@ -70,6 +70,11 @@ struct AccountHardeningTests {
                 .post, "/v1/auth/sign-up", json: #"{"identifier":"mio","password":"\#(AccountsTests.password)","device":\#(device)}"#,
                 authorized: false)
             let grant = try signUp.decode(SessionGrant.self)
+            // The phone was given a device token, stored only as its hash.
+            let trust = try #require(grant.trustToken)
+            #expect(trust.hasPrefix("kzd_"))
+            let stored = try await server.database.raw("SELECT token_hash FROM trusted_devices").all()
+            #expect(try stored.map { try $0.decode(column: "token_hash", as: String.self) } == [SessionSecret(trust, purpose: .trust)?.hash])
             // Someone behind the same carrier NAT guesses at other accounts, and at mio's, until the address locks.
             for name in ["aki", "ren", "mio", "mio"] {
                 _ = try await server.send(
@@ -78,24 +83,37 @@ struct AccountHardeningTests {
             let stranger = try await server.send(
                 .post, "/v1/auth/sign-in", json: #"{"identifier":"mio","password":"\#(AccountsTests.password)"}"#, authorized: false)
             #expect(stranger.status == .tooManyRequests && stranger.headers[.retryAfter] != nil)
-            // mio's phone has signed in before: it is counted on its own and gets in.
+            // mio's phone presents its token: it is counted on its own and gets in, without a second token.
             let phone = try await server.send(
-                .post, "/v1/auth/sign-in", json: #"{"identifier":"mio","password":"\#(AccountsTests.password)","device":\#(device)}"#,
-                authorized: false)
-            #expect(phone.status == .ok)
-            // A new install of the same app is not known yet: the locks apply to it.
-            let newPhone = try await server.send(
                 .post, "/v1/auth/sign-in",
-                json: #"{"identifier":"mio","password":"\#(AccountsTests.password)","device":{"appId":"shop","installId":"phone-2"}}"#,
+                json: #"{"identifier":"mio","password":"\#(AccountsTests.password)","device":\#(device),"trustToken":"\#(trust)"}"#, authorized: false
+            )
+            let phoneGrant = try phone.decode(SessionGrant.self)
+            #expect(phone.status == .ok && phoneGrant.trustToken == nil)
+            // Knowing the install id is not enough, and neither is a made-up token.
+            for extra in ["", #","trustToken":"kzd_\#(String(repeating: "A", count: 43))""#] {
+                let guessed = try await server.send(
+                    .post, "/v1/auth/sign-in",
+                    json: #"{"identifier":"mio","password":"\#(AccountsTests.password)","device":\#(device)\#(extra)}"#, authorized: false)
+                #expect(guessed.status == .tooManyRequests)
+            }
+            // Guesses made with the token lock the token, not the others.
+            for _ in 0..<3 {
+                _ = try await server.send(
+                    .post, "/v1/auth/sign-in", json: #"{"identifier":"mio","password":"guess guess guess","trustToken":"\#(trust)"}"#,
+                    authorized: false)
+            }
+            let lockedToken = try await server.send(
+                .post, "/v1/auth/sign-in", json: #"{"identifier":"mio","password":"\#(AccountsTests.password)","trustToken":"\#(trust)"}"#,
                 authorized: false)
-            #expect(newPhone.status == .tooManyRequests)
+            #expect(lockedToken.status == .tooManyRequests)
             // The signed-in session changes its password although its address is locked.
             let bearer: HTTPFields = [.authorization: "Bearer \(grant.session.accessToken)"]
             let change = try await server.send(
                 .post, "/v1/me/password", json: #"{"currentPassword":"\#(AccountsTests.password)","newPassword":"a brand new secret"}"#,
                 headers: bearer)
             #expect(change.status == .noContent)
-            // A stolen session still gets only a few guesses at the current password, and the error names the field.
+            // A stolen session still gets only a few guesses at the current password.
             var last: TestResponse?
             for _ in 0..<4 {
                 last = try await server.send(
@@ -123,6 +141,39 @@ struct AccountHardeningTests {
             }
             #expect(last?.status == .tooManyRequests && last?.headers[.contentType]?.hasPrefix("text/html") == true)
             #expect(last?.headers[.retryAfter].flatMap(Int.init).map { $0 > 0 } == true)
+        }
+    }
+
+    @Test func aBrowserThatSignedInBeforeIsNotLockedOutByItsAddress() async throws {
+        let policy = SignInThrottlePolicy(accountAllowance: 3, addressAllowance: 3)
+        try await AccountsTests.withServer(configure: { $0.signInThrottle = policy }) { server in
+            _ = try await AccountsTests.signUp(server, "mio")
+            let form = "identifier=mio&password=\(AccountsTests.password.replacingOccurrences(of: " ", with: "+"))"
+            let formHeaders: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+            // The first sign-in gives this browser a device cookie, HttpOnly and host-only.
+            let first = try await server.send(.post, "/account/sign-in", headers: formHeaders, authorized: false, body: form)
+            let cookies = first.headers[values: .setCookie].map(AccountsTests.parseCookie)
+            let device = try #require(cookies.first { $0.0 == "kizuna_device" })
+            #expect(device.1.hasPrefix("kzd_") && device.2["httponly"] != nil && device.2["domain"] == nil)
+            let stored = try await server.database.raw("SELECT token_hash FROM trusted_devices").all()
+                .map { try $0.decode(column: "token_hash", as: String.self) }
+            #expect(stored.contains(try #require(SessionSecret(device.1, purpose: .trust)).hash))
+
+            // Guessing from the same address locks it…
+            for name in ["aki", "ren", "mio"] {
+                _ = try await server.send(
+                    .post, "/account/sign-in", headers: formHeaders, authorized: false, body: "identifier=\(name)&password=guess+guess+guess")
+            }
+            let stranger = try await server.send(.post, "/account/sign-in", headers: formHeaders, authorized: false, body: form)
+            #expect(stranger.status == .tooManyRequests)
+            // …but the browser that signed in before gets in, and is not given a second cookie.
+            var known = formHeaders
+            known[.cookie] = "kizuna_device=\(device.1)"
+            let again = try await server.send(.post, "/account/sign-in", headers: known, authorized: false, body: form)
+            #expect(again.status == .seeOther && !again.headers[values: .setCookie].contains { $0.hasPrefix("kizuna_device=") })
+            // A made-up cookie is not trusted.
+            known[.cookie] = "kizuna_device=kzd_\(String(repeating: "A", count: 43))"
+            #expect(try await server.send(.post, "/account/sign-in", headers: known, authorized: false, body: form).status == .tooManyRequests)
         }
     }
 
@@ -184,7 +235,10 @@ struct AccountHardeningTests {
             let again = try retry.decode(SessionGrant.self).session
             #expect(again.accessToken == answer.accessToken && again.refreshToken == answer.refreshToken && again.expiresAt == answer.expiresAt)
             #expect(try await isLive(again))
-            #expect(try await refresh(again.refreshToken, install: "phone").status == .ok)
+            // The answer is given again once: a second replay of the same token is a copy, and ends the session.
+            let replay = try await refresh(train.refreshToken, install: "phone")
+            let stillLive = try await isLive(again)
+            #expect(replay.status == .unauthorized && !stillLive)
 
             // (c) The same retry from another install (or none) is a copy: the session ends.
             for install in ["laptop", nil] {
@@ -209,6 +263,26 @@ struct AccountHardeningTests {
                 .decode(column: "refresh_grace", as: String.self)
             let grace = try #require(stored)
             #expect(!grace.contains(sealed.accessToken.dropFirst(4)) && !grace.contains(sealed.refreshToken.dropFirst(4)))
+        }
+    }
+
+    @Test(arguments: TestBackend.available)
+    func twoRefreshesRacingWithOneTokenGetOnePair(_ backend: TestBackend) async throws {
+        try await AccountsTests.withServer(backend) { server in
+            _ = try await AccountsTests.signUp(server, "mio")
+            for _ in 0..<5 {
+                let session = try await server.send(
+                    .post, "/v1/auth/sign-in",
+                    json: #"{"identifier":"mio","password":"\#(AccountsTests.password)","device":{"appId":"shop","installId":"phone"}}"#,
+                    authorized: false
+                ).decode(SessionGrant.self).session
+                let body = #"{"refreshToken":"\#(session.refreshToken)","installId":"phone"}"#
+                async let first = server.send(.post, "/v1/auth/refresh", json: body, authorized: false)
+                async let second = server.send(.post, "/v1/auth/refresh", json: body, authorized: false)
+                let (a, b) = try await (first, second)
+                #expect(a.status == .ok && b.status == .ok)
+                #expect(try a.decode(SessionGrant.self).session.accessToken == b.decode(SessionGrant.self).session.accessToken)
+            }
         }
     }
 

@@ -38,6 +38,13 @@ struct HTTPHardeningTests {
         }
     }
 
+    @Test func theConnectionCapLeavesRoomUnderTheOpenFileLimit() {
+        #expect(OpenFileLimit.connectionCap(10_000, limit: 1024) == 768)
+        #expect(OpenFileLimit.connectionCap(10_000, limit: 1_048_576) == 10_000)
+        #expect(OpenFileLimit.connectionCap(500, limit: 100) == 16)
+        #expect((OpenFileLimit.raise() ?? 1024) >= 1024)
+    }
+
     @Test func connectionsPastTheCapAreClosedAtOnce() async throws {
         try await withTestServer(configure: { $0.maxConnections = 4 }) { server in
             let port = try #require(server.client.port)
@@ -150,6 +157,12 @@ struct HTTPHardeningTests {
             let admin = try await server.send(.get, "/v1/admin/apps", headers: [.origin: "https://app.example"])
             #expect(admin.status == .ok && admin.headers[.accessControlAllowOrigin] == nil)
         }
+        // Admin stays closed however the path is spelled; origins match as browsers send them.
+        #expect(AllowedOriginsMiddleware.isCrossOriginAPI("/v1//admin/apps") == false)
+        #expect(AllowedOriginsMiddleware.isCrossOriginAPI("//v1/admin") == false)
+        #expect(AllowedOriginsMiddleware.isCrossOriginAPI("/v1/apps/shop/config:fetch"))
+        #expect(AllowedOriginsMiddleware.normalized("HTTPS://App.Example:443/") == "https://app.example")
+        #expect(AllowedOriginsMiddleware.normalized("http://localhost:8080") == "http://localhost:8080")
         // None by default.
         try await withTestServer { server in
             let response = try await server.send(.get, "/v1/apps/none", headers: [.origin: "https://app.example"], authorized: false)

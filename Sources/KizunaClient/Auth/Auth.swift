@@ -80,14 +80,17 @@ public actor Auth {
     /// - Throws: `validation_failed` listing every failing rule (check first with ``AccountValidation``), `conflict`.
     @discardableResult
     public func signUp(identifier: String, password: String) async throws(KizunaError) -> AccountInfo {
-        try await start("/v1/auth/sign-up", Credentials(identifier: identifier, password: password, device: device))
+        try await start("/v1/auth/sign-up", identifier: identifier, password: password)
     }
 
     /// Signs in.
     /// - Throws: `invalid_credentials`, `throttled` (with `retryAfter`), `account_disabled`.
+    ///
+    /// The device token the server gave this device at an earlier sign-in of the same account is sent along (it stays
+    /// in the secure store after sign-out), so the account's owner is not locked out by guesses made elsewhere.
     @discardableResult
     public func signIn(identifier: String, password: String) async throws(KizunaError) -> AccountInfo {
-        try await start("/v1/auth/sign-in", Credentials(identifier: identifier, password: password, device: device))
+        try await start("/v1/auth/sign-in", identifier: identifier, password: password)
     }
 
     /// Signs out this session (or, with `everywhere`, every session of the account). The stored session is removed
@@ -171,8 +174,13 @@ public actor Auth {
 
     // MARK: Internals
 
-    private func start(_ path: String, _ credentials: Credentials) async throws(KizunaError) -> AccountInfo {
+    private func start(_ path: String, identifier: String, password: String) async throws(KizunaError) -> AccountInfo {
+        // One device token per account on this device, kept apart from the session so that signing out keeps it.
+        let trustKey = "trust." + AccountIdentifier(identifier).normalized
+        let trust = try? store.string(forKey: trustKey)
+        let credentials = Credentials(identifier: identifier, password: password, device: device, trustToken: trust ?? nil)
         let grant: SessionGrant = try await http.send("POST", path, body: credentials)
+        if let issued = grant.trustToken { try? store.label("Kizuna device token").set(issued, forKey: trustKey) }
         try keep(Stored(account: grant.account, tokens: grant.session))
         return grant.account
     }

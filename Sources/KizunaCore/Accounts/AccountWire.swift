@@ -24,11 +24,16 @@ public struct Credentials: Sendable, Hashable, Codable {
     public var identifier: String
     public var password: String
     public var device: DeviceRegistration?
+    /// The ``SessionGrant/trustToken`` an earlier sign-in of this account on this device returned: sign-ins that
+    /// carry it are throttled on their own, so guesses from a shared address or at the identifier from elsewhere
+    /// cannot lock the account's owner out (OWASP's device cookies).
+    public var trustToken: String?
 
-    public init(identifier: String, password: String, device: DeviceRegistration? = nil) {
+    public init(identifier: String, password: String, device: DeviceRegistration? = nil, trustToken: String? = nil) {
         self.identifier = identifier
         self.password = password
         self.device = device
+        self.trustToken = trustToken
     }
 }
 
@@ -70,10 +75,14 @@ public struct SessionTokens: Sendable, Hashable, Codable {
 public struct SessionGrant: Sendable, Hashable, Codable {
     public var account: AccountInfo
     public var session: SessionTokens
+    /// A device token (`kzd_…`) for this account on this device, when the sign-in did not present a valid one: keep
+    /// it past sign-out (the SDK keeps it in its secure store) and send it as ``Credentials/trustToken``.
+    public var trustToken: String?
 
-    public init(account: AccountInfo, session: SessionTokens) {
+    public init(account: AccountInfo, session: SessionTokens, trustToken: String? = nil) {
         self.account = account
         self.session = session
+        self.trustToken = trustToken
     }
 }
 

@@ -17,6 +17,9 @@ struct IssuedSession: Sendable {
     let expiresAt: Int64
     let refresh: SessionSecret?
     let refreshExpiresAt: Int64?
+    /// A new device token, when the sign-in did not present a valid one (apps get it in the grant, browsers as
+    /// their device cookie).
+    var trust: SessionSecret? = nil
 
     /// The wire form of an app session.
     var tokens: SessionTokens {
@@ -68,7 +71,9 @@ struct AccountService: Sendable {
                         SQLBind(now)
                     )
                     .run()
-                return try await Self.createSession(for: account.id, kind: kind, device: credentials.device, policy: sessions, now: now, db)
+                var issued = try await Self.createSession(for: account.id, kind: kind, device: credentials.device, policy: sessions, now: now, db)
+                issued.trust = try await Self.trustDevice(of: account.id, now: now, db)
+                return issued
             }
             logger.notice("Account created", metadata: ["user": "\(account.id)"])
             return (account, issued)
@@ -97,11 +102,16 @@ struct AccountService: Sendable {
         try await Self.checkAppExists(credentials.device, database)
         let identifier = AccountIdentifier(credentials.identifier)
         let row = try await Self.userRow(identifier: identifier, database)
-        // A device this account has signed in on before is counted on its own (OWASP's device cookie, keyed by the
-        // install): guesses from a shared carrier address, or against this identifier, do not lock its owner out.
+        // A device holding the token an earlier sign-in of this account gave it is counted on its own (OWASP's
+        // device cookies): guesses from a shared carrier address, or at this identifier, do not lock its owner out.
         var keys = throttle.keys(identifier: identifier, address: address)
-        if let row, let device = credentials.device, try await Self.hasSignedIn(row.account.id, on: device, database) {
-            keys = [throttle.deviceKey(userId: row.account.id, device: device)]
+        let presented = credentials.trustToken.flatMap { SessionSecret($0, purpose: .trust) }
+        let trusted: Bool
+        if let row, let presented, try await Self.trusts(presented, for: row.account.id, database) {
+            keys = [throttle.trustedKey(presented)]
+            trusted = true
+        } else {
+            trusted = false
         }
         try await throttle.check(keys)
         let matches =
@@ -124,7 +134,9 @@ struct AccountService: Sendable {
             let update = db.update("users").set("last_sign_in_at", to: SQLBind(now))
             if let upgraded { update.set("password_hash", to: SQLBind(upgraded)) }
             try await update.where("id", .equal, SQLBind(row.account.id)).run()
-            return try await Self.createSession(for: row.account.id, kind: kind, device: credentials.device, policy: sessions, now: now, db)
+            var issued = try await Self.createSession(for: row.account.id, kind: kind, device: credentials.device, policy: sessions, now: now, db)
+            if !trusted { issued.trust = try await Self.trustDevice(of: row.account.id, now: now, db) }
+            return issued
         }
         if upgraded != nil { logger.info("Password hash upgraded", metadata: ["user": "\(row.account.id)"]) }
         return (row.account, issued)
@@ -167,7 +179,7 @@ struct AccountService: Sendable {
     /// Every refresh token a session has exchanged is remembered. One presented again means two parties hold it — a
     /// stolen copy, most likely — so the session is signed out and both must sign in again; the one exception is the
     /// token exchanged last, presented again from the session's own install within ``SessionPolicy/refreshReuseGrace``:
-    /// that is a client whose answer was lost, and it gets the same new pair again.
+    /// that is a client whose answer was lost, and it gets the same new pair again, once.
     func refresh(_ request: RefreshRequest) async throws -> (AccountInfo, IssuedSession) {
         guard let secret = SessionSecret(request.refreshToken, purpose: .refresh) else { throw Self.sessionExpired }
         let now = EpochMillis.now
@@ -198,6 +210,12 @@ struct AccountService: Sendable {
                 refreshExpiresAt: now + policy.refreshLifetime.milliseconds)
             try await db.insert(into: "retired_refresh_tokens").columns("refresh_hash", "session_id", "retired_at")
                 .values(SQLBind(secret.hash), SQLBind(id), SQLBind(now)).run()
+            // A token retired longer ago than a refresh token lives is no longer worth remembering; one exchange in a
+            // hundred sweeps them, so the table stays bounded however long sessions keep rotating.
+            if Int.random(in: 0..<100) == 0 {
+                try await db.delete(from: "retired_refresh_tokens")
+                    .where("retired_at", .lessThan, SQLBind(now - policy.refreshLifetime.milliseconds)).run()
+            }
             try await db.update("sessions")
                 .set("token_hash", to: SQLBind(access.hash)).set("refresh_hash", to: SQLBind(refresh.hash))
                 .set("previous_refresh_hash", to: SQLBind(secret.hash)).set("expires_at", to: SQLBind(issued.expiresAt))
@@ -239,6 +257,8 @@ struct AccountService: Sendable {
             try row.decode(column: "disabled_at", as: Int64?.self) == nil,
             let sealed = try row.decode(column: "refresh_grace", as: String?.self), let issued = RefreshGrace.open(sealed, with: secret, session: id)
         {
+            // Once: whoever presents the same token again after this holds a copy.
+            try await db.update("sessions").set("refresh_grace", to: SQLLiteral.null).where("id", .equal, SQLBind(id)).run()
             logger.info("A refresh was retried within the grace period; the same tokens were sent again", metadata: ["session": "\(id)"])
             return (try accountInfo(row), issued)
         }
@@ -317,7 +337,7 @@ struct AccountService: Sendable {
     func delete(userId: String) async throws {
         try await database.transaction { db in
             // The foreign keys cascade; the explicit deletes keep this true on a store where they were switched off.
-            for table in ["one_time_codes", "sessions", "user_devices"] {
+            for table in ["one_time_codes", "sessions", "user_devices", "trusted_devices"] {
                 try await db.delete(from: table).where("user_id", .equal, SQLBind(userId)).run()
             }
             try await db.delete(from: "users").where("id", .equal, SQLBind(userId)).run()
@@ -586,10 +606,18 @@ struct AccountService: Sendable {
             }
     }
 
-    /// Whether `userId` has signed in before on this app install.
-    private static func hasSignedIn(_ userId: String, on device: DeviceRegistration, _ db: any SQLDatabase) async throws -> Bool {
-        try await db.select().column("user_id").from("user_devices").where("user_id", .equal, SQLBind(userId))
-            .where("app_id", .equal, SQLBind(device.appId)).where("install_id", .equal, SQLBind(device.installId)).first() != nil
+    /// Whether `token` was issued at a successful sign-in (or sign-up) of `userId`.
+    private static func trusts(_ token: SessionSecret, for userId: String, _ db: any SQLDatabase) async throws -> Bool {
+        try await db.select().column("user_id").from("trusted_devices").where("token_hash", .equal, SQLBind(token.hash))
+            .where("user_id", .equal, SQLBind(userId)).first() != nil
+    }
+
+    /// A new device token for `userId`, stored hashed.
+    private static func trustDevice(of userId: String, now: Int64, _ db: any SQLDatabase) async throws -> SessionSecret {
+        let token = SessionSecret.generate(.trust)
+        try await db.insert(into: "trusted_devices").columns("token_hash", "user_id", "created_at")
+            .values(SQLBind(token.hash), SQLBind(userId), SQLBind(now)).run()
+        return token
     }
 
     /// Refuses a device registration for an app the registry does not have.

@@ -14,13 +14,14 @@ struct AccountsController {
         auth.post("/sign-up") { request, context in
             let credentials = try await request.decode(as: Credentials.self, context: context)
             let (account, session) = try await accounts.signUp(credentials, kind: .app, languages: request.languages)
-            return try .json(SessionGrant(account: account, session: session.tokens), status: .created, headers: Self.noStore)
+            return try .json(
+                SessionGrant(account: account, session: session.tokens, trustToken: session.trust?.text), status: .created, headers: Self.noStore)
         }
         auth.post("/sign-in") { request, context in
             let credentials = try await request.decode(as: Credentials.self, context: context)
             let address = request.clientAddress(context, trustForwardedFor: web.trustForwardedFor)
             let (account, session) = try await accounts.signIn(credentials, kind: .app, address: address)
-            return try .json(SessionGrant(account: account, session: session.tokens), headers: Self.noStore)
+            return try .json(SessionGrant(account: account, session: session.tokens, trustToken: session.trust?.text), headers: Self.noStore)
         }
         auth.post("/refresh") { request, context in
             let body = try await request.decode(as: RefreshRequest.self, context: context)

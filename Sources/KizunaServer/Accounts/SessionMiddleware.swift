@@ -57,6 +57,20 @@ extension WebSettings {
         request.cookies[cookieName].map(\.value).flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// The device cookie (a device token) a browser gets at its first successful sign-in (a year, `HttpOnly`,
+    /// host-only): later sign-ins from it are throttled on its own key, not its address's (see ``SignInThrottle``).
+    /// It is not a session and signs nothing in.
+    func deviceCookie(_ token: String) -> Cookie {
+        Cookie(
+            name: cookieMode == .secure ? "__Host-kizuna_device" : "kizuna_device", value: token, maxAge: 365 * 86_400, path: "/",
+            secure: cookieMode == .secure, httpOnly: true, sameSite: .lax)
+    }
+
+    /// The device cookie the request carries, if any.
+    func deviceToken(in request: Request) -> String? {
+        request.cookies[cookieMode == .secure ? "__Host-kizuna_device" : "kizuna_device"].map(\.value).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// A cookie that removes the session cookie.
     var clearedSessionCookie: Cookie {
         Cookie(name: cookieName, value: "", maxAge: 0, path: "/", secure: cookieMode == .secure, httpOnly: true, sameSite: .lax)

@@ -15,6 +15,8 @@ struct SessionSecret: Sendable, Hashable {
         case refresh = "kzr_"
         case handoff = "kzh_"
         case passwordReset = "kzp_"
+        /// A device token (apps) or device cookie (browsers), issued at a successful sign-in (see ``SignInThrottle``).
+        case trust = "kzd_"
     }
 
     let text: String

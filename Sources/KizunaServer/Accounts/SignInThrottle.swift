@@ -25,12 +25,11 @@ struct SignInThrottle: Sendable {
         return keys
     }
 
-    /// The key of an app install this account has signed in on before: it replaces both the identifier's and the
-    /// address's keys, so only guesses from that install count against it.
-    func deviceKey(userId: String, device: DeviceRegistration) -> Key {
-        Key(
-            value: "device:" + hex(Data(SHA256.hash(data: Data("\(userId)\u{0}\(device.appId)\u{0}\(device.installId)".utf8)))),
-            allowance: policy.accountAllowance)
+    /// The key of a device (an app install, a browser) holding a device token this account issued at a successful
+    /// sign-in: it replaces the identifier's and the address's keys, so only guesses made with that token count
+    /// against it. The token is the server's secret, so nobody else can pick the key.
+    func trustedKey(_ token: SessionSecret) -> Key {
+        Key(value: "trusted:" + token.hash, allowance: policy.accountAllowance)
     }
 
     /// The key of a signed-in session checking its own password (password change, account deletion).

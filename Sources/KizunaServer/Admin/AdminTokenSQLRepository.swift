@@ -93,8 +93,9 @@ public struct AdminTokenSQLRepository: AdminTokenRepository {
             .first()?.decode(column: "n", as: Int.self) ?? 0
     }
 
-    /// The advisory-lock key that serialises first-token creation on PostgreSQL ("kizuna" in ASCII).
-    private static let bootstrapLock = 0x6B_697A_756E_61
+    /// The advisory-lock key that serialises first-token creation on PostgreSQL ("kzboot" in ASCII; the migration
+    /// runner has its own).
+    private static let bootstrapLock = 0x6B_7A62_6F6F_74
 
     private static func token(_ row: any SQLRow) throws -> AdminToken {
         AdminToken(

@@ -50,6 +50,9 @@ struct AssociatedDomainStore: Sendable {
     /// Refuses a change, inside its transaction, when the file it leads to would conflict or pass 128 KB (naming its
     /// size): the apps registry calls it on every app change too, since any Apple app changes the file.
     func check(_ db: any SQLDatabase, replacing: (app: String, settings: AssociatedDomainSettings)? = nil) async throws {
+        // Two changes checked at once on PostgreSQL would each see only their own part of the file: take turns, so
+        // the second reads the first's committed change (SQLite's writers already take turns).
+        if database.engine == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(literal: Self.fileLock))").run() }
         let (file, entries) = try await file(db, replacing: replacing)
         let problems = AppSiteAssociation.problems(in: entries)
         if !problems.isEmpty {
@@ -57,6 +60,9 @@ struct AssociatedDomainStore: Sendable {
         }
         _ = try file.encoded()  // refuses a file over 128 KB, naming its size
     }
+
+    /// The advisory-lock key of changes to the file ("kzaasa" in ASCII).
+    private static let fileLock = 0x6B_7A61_6173_61
 
     /// Stores an app's settings after checking that the whole file they lead to is valid and at most 128 KB; a
     /// refused change leaves the previous settings in force.
@@ -103,7 +109,8 @@ struct AssociatedDomainsController {
             do {
                 bytes = Array(try await store.file().0.encoded())
                 lastGood.bytes.withLock { $0 = bytes }
-            } catch let error as KizunaError {
+            } catch {
+                // Too large, or the store out of reach: the last good file is still the right answer.
                 guard let kept = lastGood.bytes.withLock({ $0 }) else {
                     context.logger.error("apple-app-site-association cannot be built", metadata: ["error": "\(error)"])
                     throw KizunaError(.unavailable, "The apple-app-site-association file cannot be served right now.", retryAfter: 60)

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 
@@ -21,18 +22,29 @@ struct AllowedOriginsMiddleware: RouterMiddleware {
     )
 
     init(origins: [String]) {
-        self.origins = Set(origins.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+        self.origins = Set(origins.compactMap(Self.normalized))
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let origin = request.headers[.origin], origins.contains(origin), Self.isCrossOriginAPI(request.uri.path) else {
+        guard let origin = request.headers[.origin].flatMap(Self.normalized), origins.contains(origin), Self.isCrossOriginAPI(request.uri.path)
+        else {
             return try await next(request, context)
         }
         return try await cors.handle(request, context: context, next: next)
     }
 
-    /// The device and account API: `/v1/…` but not `/v1/admin/…`.
+    /// The device and account API: `/v1/…` but not `/v1/admin/…`, judged by path segments as the router matches
+    /// them (it skips empty ones, so `/v1//admin` is an admin path too).
     static func isCrossOriginAPI(_ path: String) -> Bool {
-        path.hasPrefix("/v1/") && !path.hasPrefix("/v1/admin/") && path != "/v1/admin"
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        return segments.first == "v1" && segments.dropFirst().first != "admin"
+    }
+
+    /// An origin as browsers send it: lower-case scheme and host, no default port, no trailing slash.
+    static func normalized(_ origin: String) -> String? {
+        guard let url = URLComponents(string: origin), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty
+        else { return nil }
+        let port = url.port.flatMap { (scheme == "https" && $0 == 443) || (scheme == "http" && $0 == 80) ? nil : $0 }
+        return "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
     }
 }

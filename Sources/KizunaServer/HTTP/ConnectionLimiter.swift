@@ -2,6 +2,10 @@ import Logging
 import NIOCore
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Caps the connections open at once: a connection past the cap is closed as soon as it is accepted, with a warning
 /// in the log (at most one every ten seconds), so clients that hold sockets open cannot use up the process's file
 /// descriptors. Stalled and idle connections are closed by the HTTP server's idle timeout
@@ -67,3 +71,30 @@ final class ConnectionLimiter: Sendable {
 
 @available(*, unavailable)
 extension ConnectionLimiter.Handler: Sendable {}
+
+/// The process's limit on open files, which bounds how many connections it can hold.
+public enum OpenFileLimit {
+    /// Raises the soft limit on open files to the hard limit (allowed without privileges) and returns the limit now
+    /// in force, or `nil` where it cannot be read. Debian's default soft limit, 1024, would run out long before the
+    /// default connection cap of 10,000.
+    public static func raise() -> Int? {
+        #if os(Linux)
+            var limit = rlimit()
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+            guard getrlimit(resource, &limit) == 0 else { return nil }
+            if limit.rlim_cur < limit.rlim_max {
+                var raised = limit
+                raised.rlim_cur = limit.rlim_max
+                if setrlimit(resource, &raised) == 0 { limit = raised }
+            }
+            return limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
+        #else
+            return nil
+        #endif
+    }
+
+    /// The connection cap that leaves `reserve` descriptors for the store, files and logs under `limit`.
+    public static func connectionCap(_ requested: Int, limit: Int, reserve: Int = 256) -> Int {
+        min(requested, max(16, limit - reserve))
+    }
+}

@@ -76,7 +76,7 @@ struct ErrorMiddleware: RouterMiddleware {
         case .headerOverflow: "the header is too large"
         case .invalidMethod: "the method is not valid"
         case .invalidHeaderToken: "a header field is not valid"
-        default: "\(error)"
+        default: "it does not follow HTTP/1.1's framing"
         }
     }
 

@@ -19,7 +19,10 @@ final class ParserErrorResponder: ChannelDuplexHandler, RemovableChannelHandler 
     typealias OutboundOut = HTTPResponsePart
 
     private let logger: Logger
+    /// Requests whose answer has not been written to its end.
     private var requestsInFlight = 0
+    /// A request whose body is still arriving (its answer may already be written: an early 413, say).
+    private var bodyOpen = false
     private var answered = false
 
     init(logger: Logger) {
@@ -27,7 +30,13 @@ final class ParserErrorResponder: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) { requestsInFlight += 1 }
+        switch unwrapInboundIn(data) {
+        case .head:
+            requestsInFlight += 1
+            bodyOpen = true
+        case .end: bodyOpen = false
+        case .body: break
+        }
         context.fireChannelRead(data)
     }
 
@@ -37,10 +46,13 @@ final class ParserErrorResponder: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let error = error as? HTTPParserError, requestsInFlight == 0 else {
-            return context.fireErrorCaught(error)
+        guard let error = error as? HTTPParserError else { return context.fireErrorCaught(error) }
+        if requestsInFlight > 0 { return context.fireErrorCaught(error) }  // the handler's body read fails and answers it
+        guard !bodyOpen, !answered else {
+            // The request was answered already and its body broke off afterwards: nothing more to say.
+            context.close(promise: nil)
+            return
         }
-        guard !answered else { return }
         answered = true
         let id = hex(randomBytes(8))
         logger.info("HTTP request refused by the parser", metadata: ["error": "\(error)", "request.id": "\(id)"])

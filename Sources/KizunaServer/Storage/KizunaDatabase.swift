@@ -10,6 +10,12 @@ import SQLKit
 import SQLiteKit
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The store: a pool of SQLite or PostgreSQL connections behind one SQLKit interface.
 ///
 /// Repositories are written once against `any SQLDatabase`. Each statement run on this value checks a connection
@@ -103,24 +109,28 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
 
     /// Creates the data directory (0700) and an empty store file (0600) before SQLite opens it: the store holds
     /// password and token hashes, and SQLite gives its -wal and -shm files the main file's permissions. An existing
-    /// store that others can read is left as it is, with a warning.
-    private static func prepareSQLiteFile(_ path: String, logger: Logger) throws {
+    /// store that others can read is left as it is, with a warning to `logger` (none without one).
+    static func prepareSQLiteFile(_ path: String, logger: Logger?) throws {
         let files = FileManager.default
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        do {
-            if !files.fileExists(atPath: directory.path) {
-                try files.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Created with their modes from the start (not chmod-ed after), so nobody can open them in between.
+        if !files.fileExists(atPath: directory.path) {
+            do {
+                try files.createDirectory(at: directory.deletingLastPathComponent(), withIntermediateDirectories: true)
+            } catch {
+                throw KizunaError(.internalError, "Cannot create the data directory \(directory.path): \(error.localizedDescription)")
             }
-            if !files.fileExists(atPath: path) {
-                guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                    throw KizunaError(.internalError, "Cannot create the store file \(path).")
-                }
+            if mkdir(directory.path, 0o700) != 0, errno != EEXIST {
+                throw KizunaError(.internalError, "Cannot create the data directory \(directory.path): \(String(cString: strerror(errno))).")
             }
-        } catch let error as KizunaError {
-            throw error
-        } catch {
-            throw KizunaError(.internalError, "Cannot create the data directory \(directory.path): \(error.localizedDescription)")
         }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            close(descriptor)
+        } else if errno != EEXIST {
+            throw KizunaError(.internalError, "Cannot create the store file \(path): \(String(cString: strerror(errno))).")
+        }
+        guard let logger else { return }
         for item in [path, path + "-wal", path + "-shm"] where files.fileExists(atPath: item) {
             let mode = (try? files.attributesOfItem(atPath: item)[.posixPermissions] as? Int) ?? 0
             if mode & 0o044 != 0 {

@@ -45,7 +45,7 @@ struct WebController {
             let next = form.next.flatMap(Self.localPath)
             do {
                 let (_, session) = try await accounts.signIn(
-                    Credentials(identifier: form.identifier, password: form.password), kind: .web,
+                    Credentials(identifier: form.identifier, password: form.password, trustToken: web.deviceToken(in: request)), kind: .web,
                     address: request.clientAddress(context, trustForwardedFor: web.trustForwardedFor))
                 return signedIn(session, redirect: next ?? "/account")
             } catch let error as KizunaError where [.invalidCredentials, .throttled, .accountDisabled, .unavailable].contains(error.code) {
@@ -126,6 +126,7 @@ struct WebController {
     private func signedIn(_ session: IssuedSession, redirect path: String, status: HTTPResponse.Status = .seeOther) -> Response {
         var response = Self.redirect(path, status: status)
         response.setCookie(web.sessionCookie(session.access.text, lifetime: sessions.webLifetime))
+        if let trust = session.trust { response.setCookie(web.deviceCookie(trust.text)) }
         response.headers[.cacheControl] = "no-store"
         return response
     }
