@@ -13,7 +13,10 @@ import Testing
 @Suite("openapi.yaml contract (schemathesis)")
 struct ContractTests {
     static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
-    static let installed: Bool = (try? Self.python(["-c", "import schemathesis"])) == 0
+    /// Whether pip installed Schemathesis (its `schemathesis` command is on the PATH): found without starting a process.
+    static let installed: Bool = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains {
+        FileManager.default.isExecutableFile(atPath: "\($0)/schemathesis")
+    }
 
     /// The runner script, next to this test target.
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -47,39 +50,39 @@ struct ContractTests {
         }
     }
 
-    /// Runs python3 with `arguments` and waits for its exit status (for quick checks only: it blocks its thread).
-    static func python(_ arguments: [String]) throws -> Int32 {
+    /// Runs python3 with `arguments` under a shell that writes its exit status to a file, and waits for that file.
+    ///
+    /// Foundation's `terminationHandler` on Linux was seen to go unanswered when another test launched processes at
+    /// the same moment (the migration kill test), hanging the suite; the status file does not depend on it. Nothing
+    /// else announces the exit, so this polls the file (every 250 ms, for at most 15 minutes) without holding a thread.
+    static func pythonAsync(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-contract-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("output.log")
+        let status = directory.appendingPathComponent("status")
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments =
+            [
+                "-c", #"python3 "$@" > "$KIZUNA_LOG" 2>&1; echo $? > "$KIZUNA_STATUS.tmp"; mv "$KIZUNA_STATUS.tmp" "$KIZUNA_STATUS""#, "sh",
+            ] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["KIZUNA_LOG"] = log.path
+        environment["KIZUNA_STATUS"] = status.path
+        process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
-    /// Runs python3 with `arguments`, awaiting its exit without holding a thread (the server under test shares them).
-    static func pythonAsync(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-contract-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: log) }
-        let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
+        let deadline = ContinuousClock.now + .seconds(900)
+        while !FileManager.default.fileExists(atPath: status.path) {
+            guard ContinuousClock.now < deadline else {
+                process.terminate()
+                return (-1, ((try? String(contentsOf: log, encoding: .utf8)) ?? "") + "\n(gave up after 15 minutes)")
             }
+            try await Task.sleep(for: .milliseconds(250))
         }
-        try handle.close()
-        return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+        let code = Int32((try String(contentsOf: status, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        return (code, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
     }
 }

@@ -19,8 +19,8 @@ import Synchronization
 /// - Hashing is deliberately slow, so it runs on a thread pool of its own (one thread fewer than the cores, at least
 ///   one) at a lower priority, never on an event loop and never on NIO's shared blocking pool, where SQLite runs its
 ///   queries: a burst of sign-ins must not slow every other request. At most ``maxPending`` hashes run or wait at
-///   once; past that the sign-in is refused at once with `unavailable` and `Retry-After`, rather than queued without
-///   limit.
+///   once; past that the sign-in is refused with `unavailable` and `Retry-After` (after ``refusalDelay``, unless a
+///   place frees), rather than queued without limit.
 /// - Comparisons are constant-time, and ``verifyUnknownAccount(_:)`` spends the same work as a real check so a
 ///   sign-in with an unknown identifier takes as long as one with a known identifier.
 package struct PasswordHasher: Sendable {
@@ -50,9 +50,15 @@ package struct PasswordHasher: Sendable {
     private let pool: NIOThreadPool
     private let pending = PendingCount()
 
-    package init(parameters: Parameters = .standard, maxPending: Int = 32, pool: NIOThreadPool = PasswordHasher.pool) {
+    /// How long a password check with no place waits for one before it is refused.
+    package let refusalDelay: Duration
+
+    package init(
+        parameters: Parameters = .standard, maxPending: Int = 32, refusalDelay: Duration = .seconds(1), pool: NIOThreadPool = PasswordHasher.pool
+    ) {
         self.parameters = parameters
         self.maxPending = maxPending
+        self.refusalDelay = refusalDelay
         self.pool = pool
     }
 
@@ -77,19 +83,31 @@ package struct PasswordHasher: Sendable {
     /// Runs `body` holding one of the ``maxPending`` places, taken before `body` does any other work: a sign-in the
     /// server has no room for is refused before it reads the store, so a flood of them stays cheap. The hashes
     /// `body` makes run in that place.
-    /// - Throws: `unavailable` with `retryAfter` when every place is taken.
+    /// - Throws: `unavailable` with `retryAfter` when every place is still taken after ``refusalDelay``.
     package func reserving<T>(_ body: () async throws -> T) async throws -> T {
         if Self.holdsPlace { return try await body() }
-        try enter()
+        try await enter()
         defer { leave() }
         return try await Self.$holdsPlace.withValue(true) { try await body() }
     }
 
-    private func enter() throws(KizunaError) {
+    /// Takes a place, or refuses with `unavailable` — after ``refusalDelay``, unless a place frees meanwhile.
+    ///
+    /// The delay is a suspended task: no thread, no store, no hashing. It is there for clients that ignore
+    /// `Retry-After` and re-send at once: answered instantly, a few dozen of them turn refusals into thousands of
+    /// requests a second that crowd out everything else; held for a second, each costs one request a second.
+    private func enter() async throws {
+        if tryEnter() { return }
+        try await Task.sleep(for: refusalDelay)
+        guard tryEnter() else { throw Self.busy }
+    }
+
+    private func tryEnter() -> Bool {
         guard pending.value.add(1, ordering: .relaxed).newValue <= maxPending else {
             pending.value.subtract(1, ordering: .relaxed)
-            throw Self.busy
+            return false
         }
+        return true
     }
 
     private func leave() {
@@ -98,7 +116,7 @@ package struct PasswordHasher: Sendable {
 
     /// Runs `work` on the hashing pool, or refuses it when ``maxPending`` are already running or waiting.
     private func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        if !Self.holdsPlace { try enter() }
+        if !Self.holdsPlace { try await enter() }
         defer { if !Self.holdsPlace { leave() } }
         let queued = ContinuousClock.now
         return try await pool.runIfActive {
