@@ -131,4 +131,18 @@ struct GatePolicyTests {
             ]
         )
     }
+
+    /// `gate:check` sends the policy along; a device must not learn which other installs are testers.
+    @Test func aDeviceSeesOnlyItselfOnTheTesterList() throws {
+        let policy = try Self.policy(#"{"maintenance": {"active": true, "allowInstallIds": ["tester-1", "tester-2"]}, "minimumVersion": "3.0"}"#)
+        let allowed = { (installId: String?) in
+            policy.source(visibleTo: installId).objectValue?["maintenance"]?.objectValue?["allowInstallIds"]
+        }
+        #expect(allowed("tester-2") == .array([.string("tester-2")]))
+        #expect(allowed("someone-else") == .array([]))
+        #expect(allowed(nil) == .array([]))
+        #expect(policy.source(visibleTo: "tester-1").objectValue?["minimumVersion"] == .string("3.0"))
+        let open = try Self.policy(#"{"minimumVersion": "3.0"}"#)
+        #expect(open.source(visibleTo: "tester-1") == open.source)
+    }
 }

@@ -93,7 +93,7 @@ struct HTTPTests {
             #expect(invalid.status == .badRequest && invalid.error?.code == .validationFailed)
             #expect(Set(invalid.error?.details.compactMap(\.field) ?? []) == ["id", "name", "bundleId", "teamId", "storeURL"])
 
-            #expect(unknown.headers[RequestLogMiddleware.requestIDField]?.isEmpty == false)
+            #expect(unknown.headers[.requestID]?.isEmpty == false)
         }
     }
 
@@ -116,7 +116,7 @@ struct HTTPTests {
             #expect(response.status == .internalServerError && response.error?.code == .internalError)
             #expect(response.error?.field == nil)
             #expect(!response.text.contains("symbian") && !response.text.contains("platform"))
-            let requestID = try #require(response.headers[RequestLogMiddleware.requestIDField])
+            let requestID = try #require(response.headers[.requestID])
             #expect(response.error?.message.contains(requestID) == true)
         }
     }

@@ -24,7 +24,7 @@ struct UpdateGateTests {
         var reason: String
         var title: String?
         var url: String?
-        var policyVersion: Int
+        var policyVersion: Int64
         var policy: JSONValue
     }
 
@@ -64,7 +64,7 @@ struct UpdateGateTests {
 
             let v1 = try await Self.publish(server, "gate", #"{"minimumVersion":"3.10.0"}"#)
             let old = try await Self.check(server, Self.device("3.9.0"))
-            #expect(old.action == "require" && old.reason == "belowMinimumVersion" && old.policyVersion == Int(v1))
+            #expect(old.action == "require" && old.reason == "belowMinimumVersion" && old.policyVersion == v1)
             #expect(old.url == "https://apps.apple.com/app/id1")
             #expect(try await Self.check(server, Self.device("3.10.0")).action == "none")
 

@@ -36,7 +36,7 @@ public final class UpdateGate: Sendable {
 
     struct Stored: Codable, Sendable {
         var policy: JSONValue?
-        var policyVersion: Int = 0
+        var policyVersion: Int64 = 0
         var storeURL: String?
         var decision: UpdateDecision?
         var lastRecommendedAt: Date?
@@ -70,7 +70,7 @@ public final class UpdateGate: Sendable {
     }
 
     func check(knownVersion: Int64?) async throws(KizunaError) -> Check {
-        let cachedVersion = state.withLock { Int64($0.policyVersion) }
+        let cachedVersion = state.withLock { $0.policyVersion }
         let known = [knownVersion, cachedVersion > 0 ? cachedVersion : nil].compactMap { $0 }.max()
         do {
             let reply = try await app.http.exchange(
@@ -156,7 +156,7 @@ public struct UpdateGateUpdates: AsyncSequence, Sendable {
                 case .gate(let published): version = published
                 case .config: continue
                 }
-                guard version > gate.state.withLock({ Int64($0.policyVersion) }) else { continue }
+                guard version > gate.state.withLock({ $0.policyVersion }) else { continue }
                 return try await gate.check(knownVersion: version)
             }
             return nil

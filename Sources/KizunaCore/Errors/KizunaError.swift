@@ -29,6 +29,12 @@ public struct KizunaError: Error, Hashable, Sendable, CustomStringConvertible {
         self.retryAfter = retryAfter
     }
 
+    /// `not_found` for an app id that is not registered (or was deleted), naming the id and where to look.
+    /// - Parameter id: The app id the request named.
+    public static func noSuchApp(_ id: String) -> KizunaError {
+        KizunaError(.notFound, "There is no app with id '\(id)'; `kizuna app list` shows the registered ones.", field: "app")
+    }
+
     public var description: String {
         var text = "\(code.rawValue): \(message)"
         if let field { text += " (field: \(field))" }

@@ -55,7 +55,7 @@ public struct GatePolicy: Sendable {
     ///   - context: the device; its app version is required.
     ///   - policyVersion: reported back in the decision.
     ///   - storeURL: the app's store page, used when a notice has no URL.
-    public func decide(_ context: EvaluationContext, policyVersion: Int, storeURL: String?) -> UpdateDecision {
+    public func decide(_ context: EvaluationContext, policyVersion: Int64, storeURL: String?) -> UpdateDecision {
         func decision(_ action: UpdateDecision.Action, _ reason: UpdateDecision.Reason, _ kind: NoticeKind) -> UpdateDecision {
             let notice = notices[kind] ?? GateNotice.builtIn[kind]!
             let text =

@@ -40,7 +40,7 @@ public struct UpdateDecision: Sendable, Hashable, Codable {
     /// For ``Action/maintenance`` in a scheduled window: when it is expected to end.
     public var until: Date?
     /// The policy version that decided; 0 when the app has no policy.
-    public var policyVersion: Int
+    public var policyVersion: Int64
 
     /// Creates a decision.
     public init(
@@ -52,7 +52,7 @@ public struct UpdateDecision: Sendable, Hashable, Codable {
         url: String? = nil,
         nagInterval: Int? = nil,
         until: Date? = nil,
-        policyVersion: Int
+        policyVersion: Int64
     ) {
         self.action = action
         self.reason = reason

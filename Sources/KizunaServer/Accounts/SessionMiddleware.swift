@@ -128,7 +128,3 @@ extension WebSettings {
         return true
     }
 }
-
-extension HTTPField.Name {
-    static let secFetchSite = Self("Sec-Fetch-Site")!
-}

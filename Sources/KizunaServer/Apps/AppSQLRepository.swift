@@ -58,7 +58,7 @@ public struct AppSQLRepository: AppRepository {
         let checkChange = checkChange
         let updated = try await database.transaction { db in
             // FOR UPDATE: on PostgreSQL a concurrent patch waits here instead of merging into the same old row.
-            guard let existing = try await Self.find(id: id, db, forUpdate: true) else { throw Self.notFound(id) }
+            guard let existing = try await Self.find(id: id, db, forUpdate: true) else { throw KizunaError.noSuchApp(id) }
             let app = NewApp(existing).applying(patch)
             try AppValidation.validate(app)
             try await Self.checkBundleFree(app, db)
@@ -82,7 +82,7 @@ public struct AppSQLRepository: AppRepository {
     public func delete(id: String) async throws {
         let checkChange = checkChange
         try await database.transaction { db in
-            guard try await Self.find(id: id, db) != nil else { throw Self.notFound(id) }
+            guard try await Self.find(id: id, db) != nil else { throw KizunaError.noSuchApp(id) }
             try await db.delete(from: "apps").where("id", .equal, SQLBind(id)).run()
             try await ChangeLog.append(kind: "app", entityId: id, version: 0, on: db)
             try await checkChange(db)
@@ -110,10 +110,6 @@ public struct AppSQLRepository: AppRepository {
                 field: "bundleId"
             )
         }
-    }
-
-    private static func notFound(_ id: String) -> KizunaError {
-        KizunaError(.notFound, "There is no app with id '\(id)'.", field: "app")
     }
 
     private static func record(_ row: any SQLRow) throws -> AppRecord {

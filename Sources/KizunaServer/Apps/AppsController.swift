@@ -40,7 +40,7 @@ struct AppsController {
     private func find(_ context: KizunaRequestContext) async throws -> AppRecord {
         let id = try context.parameters.path("app")
         guard let app = try await repository.find(id: id) else {
-            throw KizunaError(.notFound, "There is no app with id '\(id)'.", field: "app")
+            throw KizunaError.noSuchApp(id)
         }
         return app
     }

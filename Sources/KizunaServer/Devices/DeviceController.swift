@@ -14,17 +14,17 @@ struct DeviceController {
     func addRoutes(to routes: RouteBuilder) {
         routes.post("/apps/{app}/config:fetch") { request, context in
             let (app, body, evaluation) = try await prepare(request, context)
-            let entry = try await live.entry(app, atLeast: body.knownVersion.map { (.config, $0) })
-            let result = ConfigValues(version: entry.configVersion, values: entry.template.evaluate(evaluation))
-            return try Self.conditional(result, version: entry.configVersion, request: request)
+            let config = try await live.config(app, atLeast: body.knownVersion)
+            let result = ConfigValues(version: config.version, values: config.value.evaluate(evaluation))
+            return try Self.conditional(result, version: config.version, request: request)
         }
         routes.post("/apps/{app}/gate:check") { request, context in
             let (app, body, evaluation) = try await prepare(request, context)
-            let entry = try await live.entry(app, atLeast: body.knownVersion.map { (.gate, $0) })
-            let decision = entry.policy.decide(evaluation, policyVersion: Int(entry.gateVersion), storeURL: entry.app.storeURL)
-            let result = GateCheck(
-                decision: decision, policy: Self.trimmed(entry.policy.source, for: body.device.installId), storeURL: entry.app.storeURL)
-            return try Self.conditional(result, version: entry.gateVersion, request: request)
+            let gate = try await live.gate(app, atLeast: body.knownVersion)
+            let storeURL = gate.app.storeURL
+            let decision = gate.value.decide(evaluation, policyVersion: gate.version, storeURL: storeURL)
+            let result = GateCheck(decision: decision, policy: gate.value.source(visibleTo: body.device.installId), storeURL: storeURL)
+            return try Self.conditional(result, version: gate.version, request: request)
         }
     }
 
@@ -33,16 +33,6 @@ struct DeviceController {
         let body = try await request.decode(as: DeviceRequest.self, context: context)
         try limiter.take("\(app)/\(body.device.installId ?? "-")")
         return (app, body, try EvaluationContext(device: body.device, appId: app))
-    }
-
-    /// The policy as the device may see it: the tester allow-list shrinks to this install, if it is on it.
-    static func trimmed(_ policy: JSONValue, for installId: String?) -> JSONValue {
-        guard case .object(var root) = policy, case .object(var maintenance)? = root["maintenance"],
-            let allowed = maintenance["allowInstallIds"]?.arrayValue
-        else { return policy }
-        maintenance["allowInstallIds"] = .array(allowed.filter { $0 == installId.map(JSONValue.string) })
-        root["maintenance"] = .object(maintenance)
-        return .object(root)
     }
 
     private static let encoder = WireFormat.canonicalEncoder()

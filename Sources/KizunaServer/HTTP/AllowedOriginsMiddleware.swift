@@ -14,7 +14,7 @@ struct AllowedOriginsMiddleware: RouterMiddleware {
     let origins: Set<String>
     private let cors = CORSMiddleware<KizunaRequestContext>(
         allowOrigin: .originBased,
-        allowHeaders: [.accept, .authorization, .contentType, .ifMatch, .ifNoneMatch, .acceptLanguage, .init("Last-Event-ID")!],
+        allowHeaders: [.accept, .authorization, .contentType, .ifMatch, .ifNoneMatch, .acceptLanguage, .lastEventID],
         allowMethods: [.get, .head, .post, .put, .patch, .delete, .options],
         allowCredentials: false,
         exposedHeaders: ["ETag", "Retry-After", "X-Request-ID", "Location"],

@@ -67,7 +67,7 @@ final class ParserErrorResponder: ChannelDuplexHandler, RemovableChannelHandler 
             status: .badRequest,
             headerFields: [
                 .contentType: "application/json; charset=utf-8", .contentLength: String(body.count), .connection: "close",
-                RequestLogMiddleware.requestIDField: id,
+                .requestID: id,
             ])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)

@@ -9,12 +9,11 @@ import Logging
 /// `context.logger` while handling the request carries it too.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = KizunaRequestContext
-    static let requestIDField = HTTPField.Name("X-Request-ID")!
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
         var response = try await next(request, context)
-        response.headers[Self.requestIDField] = context.id
+        response.headers[.requestID] = context.id
         let elapsed = ContinuousClock.now - started
         context.logger.info(
             "\(request.method) \(request.uri.path) \(response.status.code)",

@@ -55,7 +55,7 @@ package struct DocumentSQLRepository: DocumentRepository {
             let lock = db.select().column("id").from("apps").where("id", .equal, SQLBind(app))
             lock.for(.update)
             guard try await lock.first() != nil else {
-                throw KizunaError(.notFound, "There is no app with id '\(app)'.", field: "app")
+                throw KizunaError.noSuchApp(app)
             }
             let current = try await Self.current(app: app, kind: kind, db)?.version ?? 0
             if case .version(let version) = expected, version != current {

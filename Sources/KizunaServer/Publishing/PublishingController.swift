@@ -132,7 +132,7 @@ struct PublishingController {
     private func appId(_ context: KizunaRequestContext) async throws -> String {
         let app = try context.parameters.path("app")
         guard try await apps.find(id: app) != nil else {
-            throw KizunaError(.notFound, "There is no app with id '\(app)'; `kizuna app list` shows the registered ones.", field: "app")
+            throw KizunaError.noSuchApp(app)
         }
         return app
     }

@@ -1,0 +1,26 @@
+import Foundation
+
+/// A BCP 47 locale tag normalised for matching: lower case, `-` between subtags.
+public struct LocaleTag: Sendable, Hashable, CustomStringConvertible {
+    /// The normalised tag, such as `ja-jp`.
+    public let description: String
+
+    /// Normalises `text` (`ja_JP` and `ja-JP` both become `ja-jp`).
+    public init(_ text: String) {
+        description = text.replacingOccurrences(of: "_", with: "-").lowercased()
+    }
+
+    /// The language subtag, such as `ja`.
+    public var language: String { String(description.prefix { $0 != "-" }) }
+
+    /// The tags to try, most specific first: `zh-hant-tw`, `zh-hant`, `zh`.
+    public var fallbacks: [String] {
+        let parts = description.split(separator: "-")
+        return (1...max(parts.count, 1)).reversed().map { parts.prefix($0).joined(separator: "-") }
+    }
+
+    /// Whether `locale` is this tag or a more specific form of it (`ja` matches `ja-jp`).
+    public func matches(_ locale: LocaleTag) -> Bool {
+        locale.description == description || locale.description.hasPrefix(description + "-")
+    }
+}
