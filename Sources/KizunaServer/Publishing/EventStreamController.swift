@@ -26,24 +26,25 @@ struct EventStreamController {
             _ = try await live.entry(app)  // 404 for an unknown app, before the stream opens
             let body = ResponseBody { writer in
                 // The subscription lives inside the body, so it ends with the response however that ends.
-                let subscription = await feed.subscribe()
-                defer { feed.unsubscribe(subscription) }
-                try await writer.write(contentsOf: try await opening(app: app, resumeFrom: resumeFrom, position: subscription.position))
-                let changes = subscription.changes.compactMap { $0.entityId == app ? Self.event($0) : nil }
-                let (items, input) = AsyncStream.makeStream(of: ByteBuffer.self)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for await event in changes { input.yield(Self.frame(event)) }
-                        input.finish()
-                    }
-                    group.addTask {
-                        while !Task.isCancelled {
-                            try await Task.sleep(for: keepAliveInterval)
-                            input.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                try await feed.withSubscription { subscription in
+                    let frames = try await opening(app: app, resumeFrom: resumeFrom, position: subscription.position)
+                    try await writer.write(contentsOf: frames)
+                    let changes = subscription.changes.compactMap { $0.entityId == app ? Self.event($0) : nil }
+                    let (items, input) = AsyncStream.makeStream(of: ByteBuffer.self)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            for await event in changes { input.yield(Self.frame(event)) }
+                            input.finish()
                         }
+                        group.addTask {
+                            while !Task.isCancelled {
+                                try await Task.sleep(for: keepAliveInterval)
+                                input.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                            }
+                        }
+                        for await item in items.cancelOnGracefulShutdown() { try await writer.write(item) }
+                        group.cancelAll()
                     }
-                    for await item in items.cancelOnGracefulShutdown() { try await writer.write(item) }
-                    group.cancelAll()
                 }
                 try await writer.finish(nil)
             }
