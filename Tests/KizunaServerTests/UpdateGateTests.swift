@@ -229,11 +229,12 @@ struct UpdateGateTests {
         try await withTestServer(backend) { server in
             try await server.send(.post, "/v1/admin/apps", json: Self.app)
             #expect(try await Self.check(server, Self.device("1.0")).action == "none")  // caches version 0
-            let subscription = await server.feed.subscribe()
-            let version = try await Self.publish(server, "gate", #"{"minimumVersion":"2"}"#)
-            var changes = subscription.changes.makeAsyncIterator()
-            let change = try #require(await changes.next())
-            #expect(change.kind == "gate" && change.entityId == "shop" && change.version == version)
+            try await server.feed.withSubscription { subscription in
+                let version = try await Self.publish(server, "gate", #"{"minimumVersion":"2"}"#)
+                var changes = subscription.changes.makeAsyncIterator()
+                let change = try #require(await changes.next())
+                #expect(change.kind == "gate" && change.entityId == "shop" && change.version == version)
+            }
             #expect(try await Self.check(server, Self.device("1.0")).action == "require")
         }
     }
@@ -271,11 +272,12 @@ struct CrossInstanceTests {
                     try await instanceA.send(.post, "/v1/admin/apps", json: UpdateGateTests.app)
                     // B caches the app with no policy, then subscribes.
                     #expect(try await UpdateGateTests.check(instanceB, UpdateGateTests.device("1.0")).action == "none")
-                    let subscription = await feedB.subscribe()
-                    let version = try await UpdateGateTests.publish(instanceA, "gate", #"{"minimumVersion":"2"}"#)
-                    var changes = subscription.changes.makeAsyncIterator()
-                    let change = try #require(await changes.next())
-                    #expect(change.kind == "gate" && change.version == version)
+                    try await feedB.withSubscription { subscription in
+                        let version = try await UpdateGateTests.publish(instanceA, "gate", #"{"minimumVersion":"2"}"#)
+                        var changes = subscription.changes.makeAsyncIterator()
+                        let change = try #require(await changes.next())
+                        #expect(change.kind == "gate" && change.version == version)
+                    }
                     // B's cache was dropped before its subscribers heard of the change.
                     #expect(try await UpdateGateTests.check(instanceB, UpdateGateTests.device("1.0")).action == "require")
                 }

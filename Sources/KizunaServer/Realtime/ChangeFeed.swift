@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import PostgresNIO
 import SQLKit
@@ -10,26 +9,29 @@ import Synchronization
 /// The feed keeps its position in the log and reads "after my position" whenever it is woken: by a local commit
 /// (``poke()``), by a PostgreSQL notification from any instance, or by a slow timer that covers a notification
 /// lost while the listening connection was down. A missed wake-up therefore costs latency, never a change.
+///
+/// Who hears what is decided by a ``ChangeFeedStateMachine``; this class holds it behind a lock and does the I/O:
+/// reading the log, resuming waiters, yielding to and finishing the subscribers' streams.
 package final class ChangeFeed: Service, Sendable {
-    /// A live subscription: changes after ``position``, in order.
+    /// A live subscription: changes after ``position``, in order, for the length of
+    /// ``ChangeFeed/withSubscription(isolation:_:)``.
     package struct Subscription: Sendable {
         /// The log position when the subscription began; later changes arrive on ``changes``.
         package let position: Int64
-        /// The changes after ``position``. It finishes when the feed stops, or when the subscriber fell more than
-        /// ``ChangeFeed/subscriberBuffer`` changes behind; the subscriber then resumes from the log.
+        /// The changes after ``position``. It finishes when the subscription's scope ends, when the feed stops, or
+        /// when the subscriber fell more than ``ChangeFeed/subscriberBuffer`` changes behind; the subscriber then
+        /// resumes from the log.
         package let changes: AsyncStream<ChangeRecord>
-        let id: UUID
     }
 
     /// How many undelivered changes a subscriber may hold before it is cut off to catch up from the log.
     package static let subscriberBuffer = 512
 
+    private typealias StateMachine = ChangeFeedStateMachine<AsyncStream<ChangeRecord>.Continuation, CheckedContinuation<Void, Never>>
+
     private struct State {
-        var position: Int64 = 0
-        var started = false
-        var subscribers: [UUID: AsyncStream<ChangeRecord>.Continuation] = [:]
+        var machine = StateMachine()
         var observers: [@Sendable (ChangeRecord) -> Void] = []
-        var startWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let database: KizunaDatabase
@@ -60,37 +62,70 @@ package final class ChangeFeed: Service, Sendable {
         wake.yield()
     }
 
-    /// Subscribes to changes from now on; waits until the feed has found the end of the log.
-    package func subscribe() async -> Subscription {
+    /// Subscribes to changes from now on for the length of `body`, and unsubscribes when `body` returns or throws.
+    ///
+    /// Waits first until the feed has found the end of the log. The subscription must not escape `body`: its stream
+    /// finishes when `body` ends. After the feed stopped, the stream is finished from the start.
+    ///
+    /// - Parameters:
+    ///   - isolation: The actor `body` runs on; the caller's by default.
+    ///   - body: Reads the subscription's changes.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    package func withSubscription<Result>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (Subscription) async throws -> sending Result
+    ) async throws -> sending Result {
+        let (subscription, id) = await subscribe()
+        defer {
+            if let id { unsubscribe(id) }
+        }
+        return try await body(subscription)
+    }
+
+    /// Adds a subscriber once the feed has started; `id` is `nil` when the feed had already stopped.
+    private func subscribe() async -> (subscription: Subscription, id: Int?) {
         await started()
         let (stream, continuation) = AsyncStream.makeStream(of: ChangeRecord.self, bufferingPolicy: .bufferingOldest(Self.subscriberBuffer))
-        let id = UUID()
-        let position = state.withLock { state in
-            state.subscribers[id] = continuation
-            return state.position
+        let action = state.withLock { $0.machine.subscribe(continuation) }
+        switch action {
+        case .subscribed(let id, let position):
+            // A subscriber that stops reading (its task cancelled) leaves before its scope ends.
+            continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+            return (Subscription(position: position, changes: stream), id)
+        case .alreadyStopped(let subscriber, let position):
+            subscriber.finish()
+            return (Subscription(position: position, changes: stream), nil)
+        case .none, .resume, .yield, .cut, .finish:
+            preconditionFailure("Subscribing answered \(action)")
         }
-        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
-        return Subscription(position: position, changes: stream, id: id)
     }
 
-    /// Ends `subscription`, for a subscriber that stops before iterating its stream to the end.
-    package func unsubscribe(_ subscription: Subscription) {
-        unsubscribe(subscription.id)?.finish()
-    }
-
-    @discardableResult
-    private func unsubscribe(_ id: UUID) -> AsyncStream<ChangeRecord>.Continuation? {
-        state.withLock { $0.subscribers.removeValue(forKey: id) }
+    private func unsubscribe(_ id: Int) {
+        perform(state.withLock { $0.machine.unsubscribe(id: id) })
     }
 
     private func started() async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state in
-                if state.started { return true }
-                state.startWaiters.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            perform(state.withLock { $0.machine.waitForStart(continuation) })
+        }
+    }
+
+    /// Resumes waiters or finishes subscribers as the machine decided; always outside the lock, because finishing a
+    /// stream runs its `onTermination`, which takes the lock.
+    private func perform(_ action: StateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .resume(let waiters):
+            for waiter in waiters { waiter.resume() }
+        case .finish(let subscribers):
+            for subscriber in subscribers.values { subscriber.finish() }
+        case .cut(let id, let subscriber):
+            logger.info("A change subscriber fell behind; closing it so it resumes from the log", metadata: ["subscriber": "\(id)"])
+            subscriber.finish()
+        case .subscribed, .alreadyStopped, .yield:
+            preconditionFailure("\(action) is performed where it is asked for")
         }
     }
 
@@ -105,20 +140,8 @@ package final class ChangeFeed: Service, Sendable {
             }
         }
         let start = try await database.withSession { try await ChangeLog.latestSeq(on: $0) }
-        let waiters = state.withLock { state in
-            state.position = start
-            state.started = true
-            defer { state.startWaiters = [] }
-            return state.startWaiters
-        }
-        waiters.forEach { $0.resume() }
-        defer {
-            let subscribers = state.withLock { state in
-                defer { state.subscribers = [:] }
-                return Array(state.subscribers.values)
-            }
-            subscribers.forEach { $0.finish() }
-        }
+        perform(state.withLock { $0.machine.start(position: start) })
+        defer { perform(state.withLock { $0.machine.stop() }) }
         await withTaskGroup(of: Void.self) { group in
             if database.engine == .postgres, let configuration = database.postgresConfiguration {
                 group.addTask { await self.listen(configuration) }
@@ -146,7 +169,7 @@ package final class ChangeFeed: Service, Sendable {
     /// Reads and dispatches every change after the current position.
     private func catchUp() async throws {
         while true {
-            let position = state.withLock { $0.position }
+            let position = state.withLock { $0.machine.position }
             let batch = try await database.withSession { try await ChangeLog.read(after: position, limit: 500, on: $0) }
             for change in batch { dispatch(change) }
             if batch.count < 500 { return }
@@ -157,16 +180,17 @@ package final class ChangeFeed: Service, Sendable {
         // Observers (caches) first: a subscriber that hears of the change and asks at once must not get the
         // cached old version.
         state.withLock { $0.observers }.forEach { $0(change) }
-        let lagging = state.withLock { state in
-            state.position = change.seq
-            return state.subscribers.compactMap { id, subscriber in
-                if case .dropped = subscriber.yield(change) { id } else { nil }
+        // Yielding under the lock orders deliveries with new subscriptions: a subscriber gets exactly the changes
+        // after the position it was given. Yielding never takes the lock; finishing a cut subscriber does, so it comes after.
+        let cuts: [StateMachine.Action] = state.withLock { state in
+            guard case .yield(let subscribers) = state.machine.deliver(seq: change.seq) else { return [] }
+            var cuts: [StateMachine.Action] = []
+            for (id, subscriber) in subscribers {
+                if case .dropped = subscriber.yield(change) { cuts.append(state.machine.yieldDropped(id: id)) }
             }
+            return cuts
         }
-        for id in lagging {
-            logger.info("A change subscriber fell behind; closing it so it resumes from the log", metadata: ["subscriber": "\(id)"])
-            state.withLock { $0.subscribers.removeValue(forKey: id) }?.finish()
-        }
+        for cut in cuts { perform(cut) }
     }
 
     /// Holds a LISTEN connection for the life of the feed, reconnecting with back-off.

@@ -26,24 +26,25 @@ struct EventStreamController {
             _ = try await live.entry(app)  // 404 for an unknown app, before the stream opens
             let body = ResponseBody { writer in
                 // The subscription lives inside the body, so it ends with the response however that ends.
-                let subscription = await feed.subscribe()
-                defer { feed.unsubscribe(subscription) }
-                try await writer.write(contentsOf: try await opening(app: app, resumeFrom: resumeFrom, position: subscription.position))
-                let changes = subscription.changes.compactMap { $0.entityId == app ? Self.event($0) : nil }
-                let (items, input) = AsyncStream.makeStream(of: ByteBuffer.self)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for await event in changes { input.yield(Self.frame(event)) }
-                        input.finish()
-                    }
-                    group.addTask {
-                        while !Task.isCancelled {
-                            try await Task.sleep(for: keepAliveInterval)
-                            input.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                try await feed.withSubscription { subscription in
+                    let frames = try await openingFrames(app: app, resumeFrom: resumeFrom, position: subscription.position)
+                    try await writer.write(contentsOf: frames)
+                    let changes = subscription.changes.compactMap { $0.entityId == app ? Self.event($0) : nil }
+                    let (items, input) = AsyncStream.makeStream(of: ByteBuffer.self)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            for await event in changes { input.yield(Self.frame(event)) }
+                            input.finish()
                         }
+                        group.addTask {
+                            while !Task.isCancelled {
+                                try await Task.sleep(for: keepAliveInterval)
+                                input.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                            }
+                        }
+                        for await item in items.cancelOnGracefulShutdown() { try await writer.write(item) }
+                        group.cancelAll()
                     }
-                    for await item in items.cancelOnGracefulShutdown() { try await writer.write(item) }
-                    group.cancelAll()
                 }
                 try await writer.finish(nil)
             }
@@ -55,26 +56,60 @@ struct EventStreamController {
         }
     }
 
-    /// What the stream starts with: a replay of the app's changes in `(resumeFrom, position]` from the log, or a
-    /// snapshot of the current versions when there is no `resumeFrom` or the log no longer reaches back to it.
+    /// What a stream starts with, before the changes its subscription delivers.
+    enum StreamOpening: Equatable, Sendable {
+        /// `event: snapshot` with the current versions: the client gave no resume id, or the log no longer holds
+        /// every change after it.
+        case snapshot
+        /// The app's changes in `(after, through]`, read from the log.
+        case replay(after: Int64, through: Int64)
+        /// Nothing: the client has already seen every change up to the subscription's position.
+        case nothing
+    }
+
+    /// Chooses how a stream opens for a client that resumes from `resumeFrom` (its `Last-Event-ID`), when the log
+    /// holds the changes from `oldest` (`nil` when it is empty) and the subscription delivers every change after
+    /// `position`.
+    ///
+    /// A replay needs every change in `(resumeFrom, position]` still in the log, that is `oldest <= resumeFrom + 1`;
+    /// an empty log holds none of them. A client at or past `position` (another instance may have read further) has
+    /// nothing to catch up on.
+    static func opening(resumeFrom: Int64?, oldest: Int64?, position: Int64) -> StreamOpening {
+        guard let resumeFrom else { return .snapshot }
+        guard resumeFrom < position else { return .nothing }
+        guard let oldest, resumeFrom >= oldest - 1 else { return .snapshot }
+        return .replay(after: resumeFrom, through: position)
+    }
+
+    /// The frames the stream starts with, as ``opening(resumeFrom:oldest:position:)`` chooses.
     ///
     /// The subscription already holds every change after `position`, so nothing is missed or sent twice.
-    private func opening(app: String, resumeFrom: Int64?, position: Int64) async throws -> [ByteBuffer] {
-        var frames = [ByteBuffer(string: "retry: 2000\n\n")]
+    private func openingFrames(app: String, resumeFrom: Int64?, position: Int64) async throws -> [ByteBuffer] {
+        let retry = ByteBuffer(string: "retry: 2000\n\n")
         let oldest = try await database.withSession { try await ChangeLog.oldestSeq(on: $0) }
-        guard let resumeFrom, resumeFrom >= (oldest ?? 1) - 1 else {
+        switch Self.opening(resumeFrom: resumeFrom, oldest: oldest, position: position) {
+        case .snapshot:
             // Loaded after subscribing: the feed drops cached entries before it moves its position.
             let entry = try await live.entry(app)
             let snapshot = EventSnapshot(config: entry.configVersion, gate: entry.gateVersion, seq: position)
-            return frames + [Self.frame(event: "snapshot", id: position, data: snapshot)]
+            return [retry, Self.frame(event: "snapshot", id: position, data: snapshot)]
+        case .replay(let after, let through):
+            return try await [retry] + replay(app: app, after: after, through: through)
+        case .nothing:
+            return [retry]
         }
-        var after = resumeFrom
-        while after < position {
+    }
+
+    /// The app's changes in `(after, through]` as frames, read from the log in batches.
+    private func replay(app: String, after start: Int64, through end: Int64) async throws -> [ByteBuffer] {
+        var frames: [ByteBuffer] = []
+        var after = start
+        while after < end {
             let cursor = after
             let batch = try await database.withSession {
                 try await ChangeLog.read(after: cursor, limit: 500, kinds: Self.kinds, entityId: app, on: $0)
             }
-            frames += batch.filter { $0.seq <= position }.compactMap(Self.event).map(Self.frame)
+            frames += batch.filter { $0.seq <= end }.compactMap(Self.event).map(Self.frame)
             guard let last = batch.last, batch.count == 500 else { break }
             after = last.seq
         }
