@@ -23,7 +23,7 @@ struct EventStreamController {
         routes.get("/apps/{app}/events") { request, context in
             let app = try context.parameters.path("app")
             let resumeFrom = try Self.lastEventID(request)
-            _ = try await live.entry(app)  // 404 for an unknown app, before the stream opens
+            _ = try await live.versions(app)  // 404 for an unknown app, before the stream opens
             let body = ResponseBody { writer in
                 // The subscription lives inside the body, so it ends with the response however that ends.
                 try await feed.withSubscription { subscription in
@@ -50,7 +50,7 @@ struct EventStreamController {
             }
             return Response(
                 status: .ok,
-                headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", .init("X-Accel-Buffering")!: "no"],
+                headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", .accelBuffering: "no"],
                 body: body
             )
         }
@@ -90,8 +90,8 @@ struct EventStreamController {
         switch Self.opening(resumeFrom: resumeFrom, oldest: oldest, position: position) {
         case .snapshot:
             // Loaded after subscribing: the feed drops cached entries before it moves its position.
-            let entry = try await live.entry(app)
-            let snapshot = EventSnapshot(config: entry.configVersion, gate: entry.gateVersion, seq: position)
+            let versions = try await live.versions(app)
+            let snapshot = EventSnapshot(config: versions.config, gate: versions.gate, seq: position)
             return [retry, Self.frame(event: "snapshot", id: position, data: snapshot)]
         case .replay(let after, let through):
             return try await [retry] + replay(app: app, after: after, through: through)
@@ -117,7 +117,7 @@ struct EventStreamController {
     }
 
     private static func lastEventID(_ request: Request) throws(KizunaError) -> Int64? {
-        guard let text = request.headers[.init("Last-Event-ID")!] ?? request.uri.queryParameters["after"].map(String.init) else { return nil }
+        guard let text = request.headers[.lastEventID] ?? request.uri.queryParameters["after"].map(String.init) else { return nil }
         guard let seq = Int64(text), seq >= 0 else {
             throw KizunaError(.badRequest, "Last-Event-ID (or ?after) must be the id of an event this stream sent.", field: "Last-Event-ID")
         }
