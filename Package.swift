@@ -104,6 +104,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The ```swift blocks of README.md and the DocC articles, compiled as written (SnippetSyncTests keeps them in
+        // step with the docs): the SDK's against KizunaClient alone, the server's against KizunaServer and Hummingbird,
+        // whose `runService()` the server's getting-started calls.
+        .testTarget(name: "KizunaSnippetTests", dependencies: ["KizunaClient"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KizunaServerSnippetTests",
+            dependencies: ["KizunaServer", .product(name: "Hummingbird", package: "hummingbird")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "kizunaTests",
             dependencies: [

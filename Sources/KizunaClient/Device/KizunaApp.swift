@@ -11,10 +11,11 @@ import KizunaCore
 /// ``RemoteConfig`` and ``UpdateGate`` are built on it. Create one at launch and share it:
 ///
 /// ```swift
+/// let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
 /// let app = try KizunaApp(
 ///     server: URL(string: "https://api.example.com")!,
 ///     appId: "shop",
-///     directory: URL.applicationSupportDirectory.appending(path: "Kizuna"),
+///     directory: support.appending(path: "Kizuna"),
 ///     device: try .current()
 /// )
 /// ```

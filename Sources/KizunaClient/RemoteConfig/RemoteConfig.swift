@@ -173,9 +173,4 @@ public final class RemoteConfig: Sendable {
         try state.persist()
         return .fetched(version: result.version)
     }
-
-    private struct FetchResult: Decodable {
-        var version: Int64
-        var values: [String: JSONValue]
-    }
 }

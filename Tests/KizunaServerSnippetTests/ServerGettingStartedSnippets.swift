@@ -1,0 +1,12 @@
+import Hummingbird
+import KizunaServer
+
+// The ```swift blocks of KizunaServer.docc/GettingStarted.md, copied verbatim (KizunaSnippetTests' SnippetSyncTests
+// keeps them so) so that they compile with the server library as it is. The function is never called.
+
+// snippet: Sources/KizunaServer/KizunaServer.docc/GettingStarted.md#1
+private func serverGettingStarted() async throws {
+    let configuration = KizunaConfiguration(port: 8080, database: .sqlite(dataDirectory: "./kizuna-data"))
+    let app = try await buildApplication(configuration: configuration)
+    try await app.runService()  // SIGINT and SIGTERM drain requests, then close the store
+}

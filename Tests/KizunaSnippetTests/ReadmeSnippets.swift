@@ -1,0 +1,42 @@
+import Foundation
+import KizunaClient
+
+// The ```swift blocks of README.md, copied verbatim (SnippetSyncTests keeps them so) so that they compile with the
+// SDK as it is. The functions are never called: their parameters stand for what the app already has.
+
+// snippet: README.md#1
+private func readmeInTheApp(present: (UpdateDecision) -> Void) async throws {
+    let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+    let app = try KizunaApp(
+        server: URL(string: "https://api.example.com")!, appId: "shop",
+        directory: support.appending(path: "Kizuna"), device: try .current())
+
+    let config = RemoteConfig(app: app, defaults: ["newCheckout": false, "limits": ["cart": "20"]])
+    try? await config.fetchAndActivate(minimumInterval: .seconds(600))  // throws `throttled` with retryAfter, `timeout`, …
+    let showsNewCheckout = config.bool(forKey: "newCheckout") ?? false
+    struct LimitsDTO: Decodable { var cart: String }  // the wire shape: {"cart": "20"}
+    let cartLimit = try config.decode(LimitsDTO.self, forKey: "limits") { Int($0.cart) ?? 20 }  // decode, then convert
+
+    let gate = UpdateGate(app: app)
+    if let decision = gate.current, decision.isBlocking { present(decision) }  // block at launch, before the network answers
+    let check = try await gate.check()  // at launch and on becoming active
+    if check.shouldPresent { present(check.decision) }  // require/maintenance: always; recommend: once per nag interval
+
+    for try await _ in config.updates() { try await config.activate() }  // realtime, when you choose
+    for try await check in gate.updates() where check.shouldPresent { present(check.decision) }
+}
+
+// snippet: README.md#2
+private func readmeSecureStore(token: String) throws {
+    let store = SecureStore(service: "com.example.shop")
+    store["session"] = token
+    try store.label("Shop session").set(token, forKey: "session")
+    let saved = try store.string(forKey: "session")
+}
+
+// snippet: README.md#3
+private func readmeAccounts(app: KizunaApp, email: String, password: String) async throws {
+    let account = try await app.auth.signIn(identifier: email, password: password)
+    let web = try await app.auth.handoff(next: "/account")  // load web.url in the WKWebView
+    try await app.auth.signOut()
+}
