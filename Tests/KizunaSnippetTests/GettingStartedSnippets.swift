@@ -3,7 +3,7 @@ import KizunaClient
 
 // The ```swift blocks of KizunaClient.docc/GettingStarted.md, copied verbatim (SnippetSyncTests keeps them so) so
 // that they compile with the SDK as it is. The functions are never called: their parameters stand for what the
-// article's earlier blocks made and for the app's own code.
+// article's earlier blocks made and for the app's own code; a line after a snippet uses what it made.
 
 // snippet: Sources/KizunaClient/KizunaClient.docc/GettingStarted.md#1
 private func gettingStartedConnect() throws {
@@ -14,6 +14,8 @@ private func gettingStartedConnect() throws {
         directory: support.appending(path: "Kizuna"),
         device: try .current(attributes: ["plan": .string("pro")])
     )
+    // snippet end
+    _ = app
 }
 
 // snippet: Sources/KizunaClient/KizunaClient.docc/GettingStarted.md#2
@@ -21,10 +23,12 @@ private func gettingStartedRemoteConfig(app: KizunaApp) async throws {
     let config = RemoteConfig(app: app, defaults: ["newCheckout": false, "banner": "Welcome"])
     do {
         try await config.fetchAndActivate(minimumInterval: .seconds(600))
-    } catch let error as KizunaError where error.code == .throttled {
+    } catch let error where error.code == .throttled {
         // error.retryAfter says how many seconds to wait
     }
     let banner = config.string(forKey: "banner")
+    // snippet end
+    _ = banner
 }
 
 // snippet: Sources/KizunaClient/KizunaClient.docc/GettingStarted.md#3
@@ -35,6 +39,8 @@ private func gettingStartedDecode(config: RemoteConfig) throws {
         guard let cart = Int(dto.cart) else { throw KizunaError(.validationFailed, "cart is not a number") }
         return Limits(cart: cart)
     }
+    // snippet end
+    _ = limits
 }
 
 // snippet: Sources/KizunaClient/KizunaClient.docc/GettingStarted.md#4

@@ -2,7 +2,8 @@ import Foundation
 import KizunaClient
 
 // The ```swift blocks of README.md, copied verbatim (SnippetSyncTests keeps them so) so that they compile with the
-// SDK as it is. The functions are never called: their parameters stand for what the app already has.
+// SDK as it is. The functions are never called: their parameters stand for what the app already has, and a
+// line after a snippet uses what it made (the app would), so the snippets compile without warnings.
 
 // snippet: README.md#1
 private func readmeInTheApp(present: (UpdateDecision) -> Void) async throws {
@@ -12,7 +13,7 @@ private func readmeInTheApp(present: (UpdateDecision) -> Void) async throws {
         directory: support.appending(path: "Kizuna"), device: try .current())
 
     let config = RemoteConfig(app: app, defaults: ["newCheckout": false, "limits": ["cart": "20"]])
-    try? await config.fetchAndActivate(minimumInterval: .seconds(600))  // throws `throttled` with retryAfter, `timeout`, …
+    _ = try? await config.fetchAndActivate(minimumInterval: .seconds(600))  // throws `throttled` with retryAfter, `timeout`, …
     let showsNewCheckout = config.bool(forKey: "newCheckout") ?? false
     struct LimitsDTO: Decodable { var cart: String }  // the wire shape: {"cart": "20"}
     let cartLimit = try config.decode(LimitsDTO.self, forKey: "limits") { Int($0.cart) ?? 20 }  // decode, then convert
@@ -24,6 +25,8 @@ private func readmeInTheApp(present: (UpdateDecision) -> Void) async throws {
 
     for try await _ in config.updates() { try await config.activate() }  // realtime, when you choose
     for try await check in gate.updates() where check.shouldPresent { present(check.decision) }
+    // snippet end
+    _ = (showsNewCheckout, cartLimit)  // what the app goes on to use
 }
 
 // snippet: README.md#2
@@ -32,6 +35,8 @@ private func readmeSecureStore(token: String) throws {
     store["session"] = token
     try store.label("Shop session").set(token, forKey: "session")
     let saved = try store.string(forKey: "session")
+    // snippet end
+    _ = saved
 }
 
 // snippet: README.md#3
@@ -39,4 +44,6 @@ private func readmeAccounts(app: KizunaApp, email: String, password: String) asy
     let account = try await app.auth.signIn(identifier: email, password: password)
     let web = try await app.auth.handoff(next: "/account")  // load web.url in the WKWebView
     try await app.auth.signOut()
+    // snippet end
+    _ = (account, web)
 }

@@ -147,13 +147,14 @@ private struct SnippetFile {
         var name: String
         /// The marker's line, from 1.
         var line: Int
-        /// The function's body, one level of indentation removed.
+        /// The function's body up to `// snippet end` (or all of it), one level of indentation removed.
         var body: [String]
     }
 
     /// The directories that hold snippet files, from the package root.
     static let directories = ["Tests/KizunaSnippetTests", "Tests/KizunaServerSnippetTests"]
     static let marker = "// snippet: "
+    static let end = "// snippet end"
 
     /// The file's path from the package root.
     var path: String
@@ -189,7 +190,9 @@ private struct SnippetFile {
                 malformed.append(index + 1)
                 continue
             }
-            let body = Array(lines[(opening + 1)..<closing])
+            // Lines after `// snippet end` are the test's own (using what the snippet made, so it compiles cleanly).
+            let end = lines[(opening + 1)..<closing].firstIndex { $0.trimmingCharacters(in: .whitespaces) == Self.end } ?? closing
+            let body = Array(lines[(opening + 1)..<end])
             let indent = body.filter { !$0.isEmpty }.map(indentation).min() ?? 0
             snippets.append(Snippet(name: name, line: index + 1, body: body.map { String($0.dropFirst(indent)) }))
         }
