@@ -13,6 +13,20 @@ package func hex(_ data: some Sequence<UInt8>) -> String {
     return String(decoding: bytes, as: UTF8.self)
 }
 
+/// Base64url without padding (RFC 4648 §5): safe in URLs, headers and cookies as it is.
+package func base64URL(_ data: Data) -> String {
+    data.base64EncodedString()
+        .replacingOccurrences(of: "+", with: "-")
+        .replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
+}
+
+/// Lowercase hex SHA-256 of `text`'s UTF-8. What Kizuna stores for secrets with 128 or more random bits (tokens,
+/// codes): a fast hash is enough when there is nothing to brute-force.
+package func sha256Hex(_ text: String) -> String {
+    hex(SHA256.hash(data: Data(text.utf8)))
+}
+
 /// `count` bytes from the system's secure random generator.
 package func randomBytes(_ count: Int) -> Data {
     SymmetricKey(size: .init(bitCount: count * 8)).withUnsafeBytes { Data($0) }

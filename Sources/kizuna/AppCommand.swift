@@ -24,9 +24,8 @@ struct AppCommand: AsyncParsableCommand {
 
         func run() async throws {
             let client = try server.client(.process)
-            let app = try await reportingErrors {
-                try await client.createApp(NewApp(id: id, name: name, platform: platform, bundleId: bundleId, teamId: teamId, storeURL: storeURL))
-            }
+            let app = try await client.createApp(
+                NewApp(id: id, name: name, platform: platform, bundleId: bundleId, teamId: teamId, storeURL: storeURL))
             if output.json { return try output.printJSON(app) }
             print("Registered \(app.id).")
             printDetails(app)
@@ -40,7 +39,7 @@ struct AppCommand: AsyncParsableCommand {
 
         func run() async throws {
             let client = try server.client(.process)
-            let apps = try await reportingErrors { try await client.apps() }
+            let apps = try await client.apps()
             if output.json { return try output.printJSON(apps) }
             if apps.isEmpty { return print("No apps registered.") }
             for app in apps {
@@ -57,7 +56,7 @@ struct AppCommand: AsyncParsableCommand {
 
         func run() async throws {
             let client = try server.client(.process)
-            let app = try await reportingErrors { try await client.app(id: id) }
+            let app = try await client.app(id: id)
             if output.json { return try output.printJSON(app) }
             printDetails(app)
         }
@@ -70,7 +69,7 @@ struct AppCommand: AsyncParsableCommand {
 
         func run() async throws {
             let client = try server.client(.process)
-            try await reportingErrors { try await client.deleteApp(id: id) }
+            try await client.deleteApp(id: id)
             print("Removed \(id).")
         }
     }

@@ -27,7 +27,7 @@ struct ConfigCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (client, app) = try target.resolve()
-            let live = try await reportingErrors { try await client.document(.config, app: app) }
+            let live = try await client.document(.config, app: app)
             guard let key else { return try printDocument(live, output: target.output) }
             guard let parameter = live.document["parameters"]?[key] else {
                 throw ValidationError("The live template (version \(live.version)) has no parameter '\(key)'.")
@@ -56,7 +56,7 @@ struct ConfigCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (client, app) = try target.resolve()
-            let live = try await reportingErrors { try await client.document(.config, app: app) }
+            let live = try await client.document(.config, app: app)
             var template = live.document.objectValue ?? [:]
             var parameters = template["parameters"]?.objectValue ?? [:]
             var parameter = parameters[key]?.objectValue ?? [:]
@@ -68,10 +68,8 @@ struct ConfigCommand: AsyncParsableCommand {
             if let description { parameter["description"] = .string(description) }
             parameters[key] = .object(parameter)
             template["parameters"] = .object(parameters)
-            let published = try await reportingErrors {
-                try await client.publish(
-                    .config, app: app, document: .object(template), message: message ?? "Set \(key)", expecting: .version(live.version))
-            }
+            let published = try await client.publish(
+                .config, app: app, document: .object(template), message: message ?? "Set \(key)", expecting: .version(live.version))
             if target.output.json { return try target.output.printJSON(published) }
             print("Set \(key) and published config template version \(published.version) of \(app).")
         }

@@ -70,13 +70,11 @@ struct PublishDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
         let (client, app) = try target.resolve()
         let document = try readDocument(file)
         if validateOnly {
-            let result = try await reportingErrors { try await client.validate(Kind.kind, app: app, document: document) }
+            let result = try await client.validate(Kind.kind, app: app, document: document)
             if target.output.json { return try target.output.printJSON(result) }
             return print("The \(Kind.kind.title) is valid (live version: \(result.currentVersion)).")
         }
-        let published = try await reportingErrors {
-            try await client.publish(Kind.kind, app: app, document: document, message: message, expecting: expect.precondition)
-        }
+        let published = try await client.publish(Kind.kind, app: app, document: document, message: message, expecting: expect.precondition)
         if target.output.json { return try target.output.printJSON(published) }
         print("Published \(Kind.kind.title) version \(published.version) of \(app).")
     }
@@ -97,7 +95,7 @@ struct HistoryOfDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
 
     func run() async throws {
         let (client, app) = try target.resolve()
-        let versions = try await reportingErrors { try await client.history(Kind.kind, app: app, limit: limit, before: before) }
+        let versions = try await client.history(Kind.kind, app: app, limit: limit, before: before)
         if target.output.json { return try target.output.printJSON(versions) }
         if versions.isEmpty { return print("No \(Kind.kind.title) published for \(app) yet.") }
         for version in versions {
@@ -117,13 +115,12 @@ struct ShowDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
 
     func run() async throws {
         let (client, app) = try target.resolve()
-        let document = try await reportingErrors {
+        let document =
             if let version {
                 try await client.document(Kind.kind, app: app, version: version)
             } else {
                 try await client.document(Kind.kind, app: app)
             }
-        }
         try printDocument(document, output: target.output)
     }
 }
@@ -139,7 +136,7 @@ struct DiffDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
 
     func run() async throws {
         let (client, app) = try target.resolve()
-        let diff = try await reportingErrors { try await client.diff(Kind.kind, app: app, from: from, to: to) }
+        let diff = try await client.diff(Kind.kind, app: app, from: from, to: to)
         if target.output.json { return try target.output.printJSON(diff) }
         if diff.changes.isEmpty { return print("Versions \(diff.from) and \(diff.to) are the same.") }
         for change in diff.changes {
@@ -164,9 +161,7 @@ struct RollbackDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
 
     func run() async throws {
         let (client, app) = try target.resolve()
-        let published = try await reportingErrors {
-            try await client.rollback(Kind.kind, app: app, to: version, message: message, expecting: expect.precondition)
-        }
+        let published = try await client.rollback(Kind.kind, app: app, to: version, message: message, expecting: expect.precondition)
         if target.output.json { return try target.output.printJSON(published) }
         print("Rolled the \(Kind.kind.title) of \(app) back to version \(version), published as version \(published.version).")
     }

@@ -58,11 +58,9 @@ struct GateCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (client, app) = try target.resolve()
-            let live = try await reportingErrors { try await client.document(.gate, app: app) }
+            let live = try await client.document(.gate, app: app)
             let policy = apply(to: live.document.objectValue ?? [:])
-            let published = try await reportingErrors {
-                try await client.publish(.gate, app: app, document: .object(policy), message: message, expecting: .version(live.version))
-            }
+            let published = try await client.publish(.gate, app: app, document: .object(policy), message: message, expecting: .version(live.version))
             if target.output.json { return try target.output.printJSON(published) }
             print("Published gate policy version \(published.version) of \(app).")
         }
@@ -100,7 +98,7 @@ struct GateCommand: AsyncParsableCommand {
         func run() async throws {
             let (client, app) = try target.resolve(requireToken: false)
             let context = try device.context()
-            let decision = try await reportingErrors { try await client.checkGate(app: app, device: context) }
+            let decision = try await client.checkGate(app: app, device: context)
             if target.output.json {
                 try target.output.printJSON(decision)
             } else {

@@ -80,17 +80,7 @@ func bootstrapLogging(level: Logger.Level) {
     }
 }
 
-/// Runs `body`, turning `KizunaError`s into a plain message and exit status 1.
-func reportingErrors<R>(_ body: () async throws -> R) async throws -> R {
-    do {
-        return try await body()
-    } catch let error as KizunaError {
-        var stderr = StandardError()
-        print("error: \(error)", to: &stderr)
-        throw ExitCode.failure
-    }
-}
-
+/// Standard error as a `print(_:to:)` target.
 struct StandardError: TextOutputStream {
     mutating func write(_ string: String) {
         FileHandle.standardError.write(Data(string.utf8))
@@ -102,7 +92,7 @@ func withStore<R>(_ store: StoreOptions, _ body: (KizunaDatabase) async throws -
     bootstrapLogging(level: .warning)
     let database = try KizunaDatabase(location: try store.location(.process))
     do {
-        let result = try await reportingErrors { try await body(database) }
+        let result = try await body(database)
         await database.shutdown()
         return result
     } catch {

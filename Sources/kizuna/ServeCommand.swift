@@ -1,10 +1,7 @@
 import ArgumentParser
 import Foundation
-import Hummingbird
 import KizunaServer
 import Logging
-import NIOCore
-import NIOPosix
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -176,24 +173,8 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // Run Swift concurrency on NIO's event loops: a request's handler then resumes on the thread that owns its
-        // connection instead of hopping to the global pool and back twice per request.
-        let onEventLoops = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        var configuration = try configuration(.process)
+        let configuration = try configuration(.process)
         bootstrapLogging(level: configuration.logLevel)
-        if let descriptors = OpenFileLimit.raise() {
-            let cap = OpenFileLimit.connectionCap(configuration.maxConnections, limit: descriptors)
-            if cap < configuration.maxConnections {
-                Logger(label: "kizuna").warning(
-                    "The open-file limit allows fewer connections than asked; raise it (ulimit -n) for more",
-                    metadata: ["openFileLimit": "\(descriptors)", "maxConnections": "\(cap)"])
-                configuration.maxConnections = cap
-            }
-        }
-        if !onEventLoops { Logger(label: "kizuna").debug("Swift concurrency stays on its default executor.") }
-        try await reportingErrors {
-            let app = try await buildApplication(configuration: configuration)
-            try await app.runService()
-        }
+        try await runServer(configuration: configuration)
     }
 }

@@ -20,7 +20,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let client = try server.client(.process)
-            let page = try await reportingErrors { try await client.users(after: after, limit: limit, search: search) }
+            let page = try await client.users(after: after, limit: limit, search: search)
             if output.json { return try output.printJSON(page) }
             if page.users.isEmpty { return print("No accounts.") }
             for user in page.users {
@@ -38,7 +38,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let client = try server.client(.process)
-            let record = try await reportingErrors { try await client.user(user) }
+            let record = try await client.user(user)
             if output.json { return try output.printJSON(record) }
             printDetails(record)
         }
@@ -66,7 +66,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func apply(disabled: Bool) async throws {
             let client = try server.client(.process)
-            let record = try await reportingErrors { try await client.setUserDisabled(user, disabled) }
+            let record = try await client.setUserDisabled(user, disabled)
             if output.json { return try output.printJSON(record) }
             print(disabled ? "Disabled \(record.identifier); every session is signed out." : "Enabled \(record.identifier).")
         }
@@ -79,7 +79,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let client = try server.client(.process)
-            try await reportingErrors { try await client.deleteUser(user) }
+            try await client.deleteUser(user)
             print("Deleted \(user).")
         }
     }
@@ -96,7 +96,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let client = try server.client(.process)
-            let grant = try await reportingErrors { try await client.createPasswordReset(user) }
+            let grant = try await client.createPasswordReset(user)
             if output.json { return try output.printJSON(grant) }
             let url = grant.url.hasPrefix("/") ? client.server.absoluteString.trimmingTrailingSlash + grant.url : grant.url
             print(
@@ -104,53 +104,6 @@ struct UserCommand: AsyncParsableCommand {
                 Reset link (single use, until \(grant.expiresAt.formatted(.iso8601))):
                 \(url)
                 """)
-        }
-    }
-}
-
-struct AASACommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "aasa",
-        abstract: "The apple-app-site-association file and the per-app settings it is generated from.",
-        subcommands: [Show.self, Settings.self]
-    )
-
-    struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the generated file: one app's part, or without --app the whole served file.")
-        @Option(help: "The app whose part to print.") var app: String?
-        @OptionGroup var server: ServerOptions
-
-        func run() async throws {
-            let client = try server.client(.process)
-            let bytes = try await reportingErrors { try await client.associationFile(app: app) }
-            FileHandle.standardOutput.write(bytes + Data("\n".utf8))
-        }
-    }
-
-    struct Settings: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Print an app's associated-domain settings, or replace them with -f FILE (JSON; '-' reads standard input).")
-        @Option(help: "The app.") var app: String
-        @Option(name: [.short, .customLong("file")], help: "Settings to store.") var file: String?
-        @OptionGroup var server: ServerOptions
-
-        func run() async throws {
-            let client = try server.client(.process)
-            var settings: AssociatedDomainSettings
-            if let file {
-                let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
-                do {
-                    settings = try JSONDecoder().decode(AssociatedDomainSettings.self, from: data)
-                } catch {
-                    throw ValidationError("\(file) is not associated-domain settings JSON: \(error)")
-                }
-                settings = try await reportingErrors { try await client.setAssociatedDomains(app: app, settings) }
-            } else {
-                settings = try await reportingErrors { try await client.associatedDomains(app: app) }
-            }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            FileHandle.standardOutput.write(try encoder.encode(settings) + Data("\n".utf8))
         }
     }
 }

@@ -142,7 +142,8 @@ package struct PasswordHasher: Sendable {
         #if os(Linux)
             var path = [CChar](repeating: 0, count: 64)
             let count = readlink("/proc/thread-self", &path, path.count - 1)  // "<pid>/task/<tid>"
-            guard count > 0, let thread = String(cString: path).split(separator: "/").last.flatMap({ id_t($0) }) else { return }
+            let text = String(decoding: path.prefix(max(count, 0)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard count > 0, let thread = text.split(separator: "/").last.flatMap({ id_t($0) }) else { return }
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, 10)
         #endif
     }

@@ -1,19 +1,18 @@
-import Crypto
 import Foundation
 import KizunaCore
 
 /// An admin API token as stored: its id and metadata, never its secret.
-public struct AdminToken: Codable, Hashable, Sendable {
+package struct AdminToken: Codable, Hashable, Sendable {
     /// Public id, the part of the token before the secret: `kza_<id>_<secret>`.
-    public var id: String
+    package var id: String
     /// What the token is for, as given at creation.
-    public var name: String
-    public var createdAt: Date
-    public var lastUsedAt: Date?
-    public var revokedAt: Date?
+    package var name: String
+    package var createdAt: Date
+    package var lastUsedAt: Date?
+    package var revokedAt: Date?
 
     /// Whether the token still authenticates.
-    public var isActive: Bool { revokedAt == nil }
+    package var isActive: Bool { revokedAt == nil }
 }
 
 /// The plaintext form of an admin token, `kza_<id>_<secret>`, shown once at creation.
@@ -33,7 +32,7 @@ public struct AdminCredential: Sendable, Equatable {
     }
 
     /// Parses `kza_<id>_<secret>`; `nil` when it does not have that shape.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard text.hasPrefix(Self.prefix) else { return nil }
         let rest = text.dropFirst(Self.prefix.count)
         guard let separator = rest.firstIndex(of: "_") else { return nil }
@@ -55,19 +54,11 @@ public struct AdminCredential: Sendable, Equatable {
     var secretHash: String { Self.hash(secret) }
 
     static func hash(_ secret: String) -> String {
-        hex(Data(SHA256.hash(data: Data(secret.utf8))))
+        sha256Hex(secret)
     }
 
     /// Whether this credential's secret hashes to `storedHash`, compared in constant time.
     func matches(storedHash: String) -> Bool {
         constantTimeEquals(Array(secretHash.utf8), Array(storedHash.utf8))
     }
-}
-
-/// Base64url without padding (RFC 4648 §5), safe in URLs and headers.
-func base64URL(_ data: Data) -> String {
-    data.base64EncodedString()
-        .replacingOccurrences(of: "+", with: "-")
-        .replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
 }

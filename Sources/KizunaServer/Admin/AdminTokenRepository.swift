@@ -1,7 +1,7 @@
 import KizunaCore
 
 /// Stores admin tokens.
-public protocol AdminTokenRepository: Sendable {
+package protocol AdminTokenRepository: Sendable {
     /// Creates a token named `name` and returns it with its plaintext credential (shown once).
     func create(name: String) async throws -> (AdminToken, AdminCredential)
     /// Every token, newest first, revoked ones included.

@@ -3,19 +3,19 @@ import KizunaCore
 import SQLKit
 
 /// ``AdminTokenRepository`` over SQLite or PostgreSQL.
-public struct AdminTokenSQLRepository: AdminTokenRepository {
+package struct AdminTokenSQLRepository: AdminTokenRepository {
     let database: KizunaDatabase
 
     /// Creates the repository over a store.
-    public init(database: KizunaDatabase) {
+    package init(database: KizunaDatabase) {
         self.database = database
     }
 
-    public func create(name: String) async throws -> (AdminToken, AdminCredential) {
+    package func create(name: String) async throws -> (AdminToken, AdminCredential) {
         try await create(name: name, onlyIfFirst: false)!
     }
 
-    public func createFirst(name: String) async throws -> (AdminToken, AdminCredential)? {
+    package func createFirst(name: String) async throws -> (AdminToken, AdminCredential)? {
         try await create(name: name, onlyIfFirst: true)
     }
 
@@ -46,13 +46,13 @@ public struct AdminTokenSQLRepository: AdminTokenRepository {
         return (AdminToken(id: credential.id, name: trimmed, createdAt: EpochMillis.date(now)), credential)
     }
 
-    public func list() async throws -> [AdminToken] {
+    package func list() async throws -> [AdminToken] {
         try await database.select().columns("id", "name", "created_at", "last_used_at", "revoked_at").from("admin_tokens")
             .orderBy("created_at", .descending).orderBy("id")
             .all().map(Self.token)
     }
 
-    public func revoke(id: String) async throws -> AdminToken {
+    package func revoke(id: String) async throws -> AdminToken {
         try await database.transaction { db in
             try await db.update("admin_tokens").set("revoked_at", to: SQLBind(EpochMillis.now))
                 .where("id", .equal, SQLBind(id)).where("revoked_at", .is, SQLLiteral.null)
@@ -65,7 +65,7 @@ public struct AdminTokenSQLRepository: AdminTokenRepository {
         }
     }
 
-    public func authenticate(_ credential: AdminCredential) async throws -> AdminToken? {
+    package func authenticate(_ credential: AdminCredential) async throws -> AdminToken? {
         guard
             let row = try await database.select().columns("id", "name", "secret_hash", "created_at", "last_used_at", "revoked_at")
                 .from("admin_tokens").where("id", .equal, SQLBind(credential.id)).first()
@@ -88,7 +88,7 @@ public struct AdminTokenSQLRepository: AdminTokenRepository {
         return token
     }
 
-    public func count() async throws -> Int {
+    package func count() async throws -> Int {
         try await database.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("admin_tokens")
             .first()?.decode(column: "n", as: Int.self) ?? 0
     }

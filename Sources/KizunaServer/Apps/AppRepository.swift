@@ -1,7 +1,7 @@
 import KizunaCore
 
 /// Stores the apps registry. Every write is checked with ``AppValidation`` before it is stored.
-public protocol AppRepository: Sendable {
+package protocol AppRepository: Sendable {
     /// Registers an app.
     /// - Throws: `validation_failed` listing every problem; `conflict` when the id, or the bundle id on that platform,
     ///   is taken.
@@ -20,7 +20,7 @@ public protocol AppRepository: Sendable {
 
 extension NewApp {
     /// The input that describes an existing record.
-    public init(_ record: AppRecord) {
+    package init(_ record: AppRecord) {
         self.init(
             id: record.id,
             name: record.name,
@@ -32,7 +32,7 @@ extension NewApp {
     }
 
     /// This input with a patch's fields applied.
-    public func applying(_ patch: AppPatch) -> NewApp {
+    package func applying(_ patch: AppPatch) -> NewApp {
         var result = self
         if let name = patch.name { result.name = name }
         if let platform = patch.platform { result.platform = platform }

@@ -2,7 +2,7 @@ import KizunaCore
 import SQLKit
 
 /// ``AppRepository`` over SQLite or PostgreSQL.
-public struct AppSQLRepository: AppRepository {
+package struct AppSQLRepository: AppRepository {
     let database: KizunaDatabase
     /// Told after a change commits, so this process's change feed reads it at once.
     let didCommit: @Sendable () -> Void
@@ -12,7 +12,7 @@ public struct AppSQLRepository: AppRepository {
     private static let columns = ["id", "name", "platform", "bundle_id", "team_id", "store_url", "created_at", "updated_at"]
 
     /// Creates the repository over a store.
-    public init(database: KizunaDatabase) {
+    package init(database: KizunaDatabase) {
         self.init(database: database, didCommit: {})
     }
 
@@ -25,7 +25,7 @@ public struct AppSQLRepository: AppRepository {
         self.checkChange = checkChange
     }
 
-    public func create(_ app: NewApp) async throws -> AppRecord {
+    package func create(_ app: NewApp) async throws -> AppRecord {
         try AppValidation.validate(app)
         let now = EpochMillis.now
         let checkChange = checkChange
@@ -46,15 +46,15 @@ public struct AppSQLRepository: AppRepository {
         return AppRecord(app, createdAt: now, updatedAt: now)
     }
 
-    public func list() async throws -> [AppRecord] {
+    package func list() async throws -> [AppRecord] {
         try await database.select().columns(Self.columns).from("apps").orderBy("id").all().map(Self.record)
     }
 
-    public func find(id: String) async throws -> AppRecord? {
+    package func find(id: String) async throws -> AppRecord? {
         try await Self.find(id: id, database)
     }
 
-    public func update(id: String, applying patch: AppPatch) async throws -> AppRecord {
+    package func update(id: String, applying patch: AppPatch) async throws -> AppRecord {
         let checkChange = checkChange
         let updated = try await database.transaction { db in
             // FOR UPDATE: on PostgreSQL a concurrent patch waits here instead of merging into the same old row.
@@ -79,7 +79,7 @@ public struct AppSQLRepository: AppRepository {
         return updated
     }
 
-    public func delete(id: String) async throws {
+    package func delete(id: String) async throws {
         let checkChange = checkChange
         try await database.transaction { db in
             guard try await Self.find(id: id, db) != nil else { throw KizunaError.noSuchApp(id) }

@@ -73,11 +73,11 @@ final class ConnectionLimiter: Sendable {
 extension ConnectionLimiter.Handler: Sendable {}
 
 /// The process's limit on open files, which bounds how many connections it can hold.
-public enum OpenFileLimit {
+package enum OpenFileLimit {
     /// Raises the soft limit on open files to the hard limit (allowed without privileges) and returns the limit now
     /// in force, or `nil` where it cannot be read. Debian's default soft limit, 1024, would run out long before the
     /// default connection cap of 10,000.
-    public static func raise() -> Int? {
+    package static func raise() -> Int? {
         #if os(Linux)
             var limit = rlimit()
             let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
@@ -94,7 +94,7 @@ public enum OpenFileLimit {
     }
 
     /// The connection cap that leaves `reserve` descriptors for the store, files and logs under `limit`.
-    public static func connectionCap(_ requested: Int, limit: Int, reserve: Int = 256) -> Int {
+    package static func connectionCap(_ requested: Int, limit: Int, reserve: Int = 256) -> Int {
         min(requested, max(16, limit - reserve))
     }
 }

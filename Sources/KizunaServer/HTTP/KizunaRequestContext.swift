@@ -4,29 +4,29 @@ import KizunaCore
 import NIOCore
 
 /// The request context of every Kizuna route.
-public struct KizunaRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
+package struct KizunaRequestContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
     /// The admin token that authenticated this request, set by ``AdminAuthMiddleware``.
-    public var adminToken: AdminToken?
+    package var adminToken: AdminToken?
     /// The account session that authenticated this request, set by ``SessionMiddleware``.
     var session: AuthenticatedSession?
     /// The peer's IP address (the proxy's, behind one; see ``SessionMiddleware`` for forwarded addresses).
-    public let peerAddress: String?
+    package let peerAddress: String?
 
-    public init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         peerAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// Bodies are already bounded by ``BodyLimitMiddleware`` with the configured limit.
-    public var maxUploadSize: Int { .max }
+    package var maxUploadSize: Int { .max }
 
-    public var requestDecoder: JSONRequestDecoder { JSONRequestDecoder() }
+    package var requestDecoder: JSONRequestDecoder { JSONRequestDecoder() }
 }
 
 /// Decodes JSON bodies and turns decoding failures into `bad_request` errors that name the failing path.
-public struct JSONRequestDecoder: RequestDecoder {
-    public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+package struct JSONRequestDecoder: RequestDecoder {
+    package func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         let buffer = try await request.body.collect(upTo: context.maxUploadSize)
         return try Self.decode(T.self, from: buffer)
     }

@@ -58,9 +58,9 @@ struct OperationsController {
 }
 
 /// `openapi.yaml`, bundled as a resource of this target.
-public enum OpenAPIDocument {
+package enum OpenAPIDocument {
     /// The document's bytes, read from the bundle once.
-    public static func bytes() throws -> [UInt8] {
+    package static func bytes() throws -> [UInt8] {
         try loaded.get()
     }
 

@@ -6,11 +6,11 @@ import Synchronization
 ///
 /// The error middleware asks it whether an unmatched request hit a known path with another method (405), and a
 /// test compares it with `openapi.yaml`.
-public final class RouteRegistry: Sendable {
+package final class RouteRegistry: Sendable {
     /// A registered route; `path` uses `{name}` for parameters, as OpenAPI does.
-    public struct Route: Hashable, Sendable {
-        public let method: HTTPRequest.Method
-        public let path: String
+    package struct Route: Hashable, Sendable {
+        package let method: HTTPRequest.Method
+        package let path: String
     }
 
     private let storage = Mutex<[Route]>([])
@@ -18,7 +18,7 @@ public final class RouteRegistry: Sendable {
     init() {}
 
     /// Every route, in registration order.
-    public var routes: [Route] { storage.withLock { $0 } }
+    package var routes: [Route] { storage.withLock { $0 } }
 
     func add(_ method: HTTPRequest.Method, _ path: String) {
         storage.withLock { $0.append(Route(method: method, path: path)) }

@@ -1,9 +1,9 @@
 import SQLKit
 
 /// Kizuna's own schema history. Append new steps; never edit or renumber an applied one.
-public enum CoreMigrations {
+package enum CoreMigrations {
     /// Every step, in order.
-    public static let all: [MigrationStep] = [coreSchema, appsBundleKey, publishing, accounts, refreshFamilies]
+    package static let all: [MigrationStep] = [coreSchema, appsBundleKey, publishing, accounts, refreshFamilies]
 
     /// 1: the apps registry and admin tokens.
     static let coreSchema = MigrationStep(

@@ -9,9 +9,9 @@ import SQLKit
 /// applied it) and `kizuna_migration_progress` (the checkpoint of a data step under way). Every transaction first
 /// takes a PostgreSQL advisory lock and re-reads the bookkeeping, so several instances starting at once apply each
 /// step exactly once.
-public struct MigrationRunner: Sendable {
+package struct MigrationRunner: Sendable {
     /// The steps this binary knows, in version order.
-    public let steps: [MigrationStep]
+    package let steps: [MigrationStep]
     private let database: KizunaDatabase
     private let logger: Logger
 
@@ -19,7 +19,7 @@ public struct MigrationRunner: Sendable {
     /// - Parameters:
     ///   - database: The store.
     ///   - steps: Steps in increasing version order; defaults to Kizuna's own.
-    public init(database: KizunaDatabase, steps: [MigrationStep] = CoreMigrations.all, logger: Logger = Logger(label: "kizuna.migrations")) {
+    package init(database: KizunaDatabase, steps: [MigrationStep] = CoreMigrations.all, logger: Logger = Logger(label: "kizuna.migrations")) {
         precondition(zip(steps, steps.dropFirst()).allSatisfy { $0.version < $1.version }, "migration steps must increase")
         self.database = database
         self.steps = steps
@@ -27,11 +27,11 @@ public struct MigrationRunner: Sendable {
     }
 
     /// The highest step this binary knows.
-    public var latestVersion: Int { steps.last?.version ?? 0 }
+    package var latestVersion: Int { steps.last?.version ?? 0 }
 
     /// Reads where the store stands without changing it.
     /// - Throws: `store_too_new` when a newer Kizuna wrote the store.
-    public func status() async throws -> MigrationStatus {
+    package func status() async throws -> MigrationStatus {
         if case .sqlite(let path) = database.location, !FileManager.default.fileExists(atPath: path) {
             return MigrationStatus(
                 storeExists: false,
@@ -72,7 +72,7 @@ public struct MigrationRunner: Sendable {
     /// - Throws: `store_too_new` before touching a store a newer Kizuna wrote; the step's error otherwise, with every
     ///   committed batch kept.
     @discardableResult
-    public func migrate(
+    package func migrate(
         upTo target: Int? = nil,
         batchSize: Int = 1000,
         progress: @escaping @Sendable (MigrationProgress) -> Void = { _ in }

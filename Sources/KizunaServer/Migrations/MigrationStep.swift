@@ -5,16 +5,16 @@ import SQLKit
 /// A ``Work/schema(_:)`` step runs in one transaction with the record that it ran. A ``Work/batched(_:)`` step
 /// touches many rows: it runs batch after batch, each in its own transaction with a checkpoint, so a process
 /// killed at any moment resumes after the last committed batch with nothing lost or done twice.
-public struct MigrationStep: Sendable {
+package struct MigrationStep: Sendable {
     /// Increasing, never reused; the store records the highest one applied.
-    public let version: Int
+    package let version: Int
     /// A short slug shown in status output: `apps-bundle-key`.
-    public let name: String
+    package let name: String
     /// What the step does.
-    public let work: Work
+    package let work: Work
 
     /// The kinds of work a step can do.
-    public enum Work: Sendable {
+    package enum Work: Sendable {
         /// DDL or small data changes that fit in one transaction.
         case schema(@Sendable (any SQLDatabase) async throws -> Void)
         /// A data change over many rows, done in checkpointed batches.
@@ -22,7 +22,7 @@ public struct MigrationStep: Sendable {
     }
 
     /// `schema` or `data`, for status output.
-    public var kind: String {
+    package var kind: String {
         switch work {
         case .schema: "schema"
         case .batched: "data"
@@ -30,7 +30,7 @@ public struct MigrationStep: Sendable {
     }
 
     /// Creates a step.
-    public init(version: Int, name: String, work: Work) {
+    package init(version: Int, name: String, work: Work) {
         self.version = version
         self.name = name
         self.work = work
@@ -38,19 +38,19 @@ public struct MigrationStep: Sendable {
 }
 
 /// The parts of a batched data step.
-public struct BatchedWork: Sendable {
+package struct BatchedWork: Sendable {
     /// Runs once, in the transaction that starts the step (for example adding the column to fill).
-    public var prepare: @Sendable (any SQLDatabase) async throws -> Void
+    package var prepare: @Sendable (any SQLDatabase) async throws -> Void
     /// Counts the rows the step will visit; recorded when the step starts, for progress.
-    public var count: @Sendable (any SQLDatabase) async throws -> Int
+    package var count: @Sendable (any SQLDatabase) async throws -> Int
     /// Processes up to `limit` rows after `checkpoint` (`nil` at the start) and returns the new checkpoint and how many
     /// rows it visited, or `nil` when no rows remain. Runs in a transaction with the checkpoint update.
-    public var batch: @Sendable (_ database: any SQLDatabase, _ checkpoint: String?, _ limit: Int) async throws -> BatchOutcome?
+    package var batch: @Sendable (_ database: any SQLDatabase, _ checkpoint: String?, _ limit: Int) async throws -> BatchOutcome?
     /// Runs once, in the transaction that records the step as applied (for example creating an index).
-    public var finish: @Sendable (any SQLDatabase) async throws -> Void
+    package var finish: @Sendable (any SQLDatabase) async throws -> Void
 
     /// Creates batched work.
-    public init(
+    package init(
         prepare: @escaping @Sendable (any SQLDatabase) async throws -> Void,
         count: @escaping @Sendable (any SQLDatabase) async throws -> Int,
         batch: @escaping @Sendable (any SQLDatabase, String?, Int) async throws -> BatchOutcome?,
@@ -64,14 +64,14 @@ public struct BatchedWork: Sendable {
 }
 
 /// What one batch did.
-public struct BatchOutcome: Sendable {
+package struct BatchOutcome: Sendable {
     /// Where the next batch starts.
-    public var checkpoint: String
+    package var checkpoint: String
     /// Rows visited by this batch.
-    public var visited: Int
+    package var visited: Int
 
     /// Creates an outcome.
-    public init(checkpoint: String, visited: Int) {
+    package init(checkpoint: String, visited: Int) {
         self.checkpoint = checkpoint
         self.visited = visited
     }

@@ -2,9 +2,9 @@ import KizunaCore
 import Synchronization
 
 /// Whether the server can serve its API yet, and what it is doing meanwhile.
-public final class Readiness: Sendable {
+package final class Readiness: Sendable {
     /// The phases a server goes through at start.
-    public enum State: Sendable, Equatable {
+    package enum State: Sendable, Equatable {
         /// Checking the store.
         case starting
         /// Running migrations; the latest progress.
@@ -24,16 +24,16 @@ public final class Readiness: Sendable {
     private let storage = Mutex(Storage())
 
     /// Creates a readiness tracker in `starting`.
-    public init() {}
+    package init() {}
 
     /// The current state.
-    public var current: State { storage.withLock { $0.state } }
+    package var current: State { storage.withLock { $0.state } }
 
     /// Whether the API may be served.
-    public var isReady: Bool { current == .ready }
+    package var isReady: Bool { current == .ready }
 
     /// Waits until start-up has finished, and returns `ready` or `failed`.
-    public func settled() async -> State {
+    package func settled() async -> State {
         let id = storage.withLock { storage in
             defer { storage.nextWaiter += 1 }
             return storage.nextWaiter

@@ -24,7 +24,7 @@ struct StartupService: Service {
                         .init(
                             step: "\(first.version) \(first.name)", done: first.done ?? 0, total: first.total ?? 0, stepIndex: 1,
                             stepCount: status.pending.count)))
-                try await cancelWhenGracefulShutdown {
+                _ = try await cancelWhenGracefulShutdown {
                     try await runner.migrate(batchSize: batchSize) { readiness.update(.migrating($0)) }
                 }
             }

@@ -21,17 +21,17 @@ import Synchronization
 /// Repositories are written once against `any SQLDatabase`. Each statement run on this value checks a connection
 /// out of the pool; ``withSession(_:)`` pins one connection, and ``transaction(_:)`` runs a closure inside
 /// `BEGIN`…`COMMIT` on a pinned connection, rolling back on error.
-public final class KizunaDatabase: SQLDatabase, Sendable {
+package final class KizunaDatabase: SQLDatabase, Sendable {
     /// Which engine serves the store.
-    public enum Engine: String, Sendable {
+    package enum Engine: String, Sendable {
         case sqlite, postgres
     }
 
     /// The engine.
-    public let engine: Engine
+    package let engine: Engine
     /// Where the store lives.
-    public let location: DatabaseLocation
-    public let logger: Logger
+    package let location: DatabaseLocation
+    package let logger: Logger
     private let pool: Pool
     private let eventLoopGroup: any EventLoopGroup
     private let inUse = Atomic<Int>(0)
@@ -58,7 +58,7 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
     ///   - logger: Logger for the pool and queries.
     ///   - eventLoopGroup: The event loops connections run on.
     /// - Throws: `KizunaError` when the directory cannot be created or the URL is invalid.
-    public init(
+    package init(
         location: DatabaseLocation,
         maxConnections: Int = 4,
         logger: Logger = Logger(label: "kizuna.db"),
@@ -151,7 +151,7 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
     }
 
     /// Closes every connection. Call once, after the last use.
-    public func shutdown() async {
+    package func shutdown() async {
         guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         switch pool {
         case .sqlite(let pool): try? await pool.shutdownAsync()
@@ -161,27 +161,27 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
 
     // MARK: SQLDatabase
 
-    public var eventLoop: any EventLoop { eventLoopGroup.any() }
+    package var eventLoop: any EventLoop { eventLoopGroup.any() }
 
-    public var dialect: any SQLDialect {
+    package var dialect: any SQLDialect {
         switch engine {
         case .sqlite: SQLiteDialect()
         case .postgres: PostgresDialect()
         }
     }
 
-    public var queryLogLevel: Logger.Level? { .trace }
+    package var queryLogLevel: Logger.Level? { .trace }
 
-    public func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+    package func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
         eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
     }
 
-    public func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+    package func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         try await withSession { try await $0.execute(sql: query, onRow) }
     }
 
     /// Runs `closure` with one connection checked out of the pool for its whole duration.
-    public func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    package func withSession<R: Sendable>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         switch pool {
         case .sqlite(let pool): try await checkOut(pool, as: { $0.sql(queryLogLevel: .trace) }, closure)
         case .postgres(let pool): try await checkOut(pool, as: { $0.sql(queryLogLevel: .trace) }, closure)
@@ -189,18 +189,20 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
     }
 
     /// Checks a connection out of `pool` for `closure`, recording the wait and the connections in use.
-    private func checkOut<Source: ConnectionPoolSource, R>(
+    private func checkOut<Source: ConnectionPoolSource, R: Sendable>(
         _ pool: EventLoopGroupConnectionPool<Source>,
         as sql: @escaping @Sendable (Source.Connection) -> any SQLDatabase,
         _ closure: @escaping @Sendable (any SQLDatabase) async throws -> R
     ) async throws -> R {
         let requested = ContinuousClock.now
         return try await pool.withConnection(logger: logger) { connection in
-            connection.eventLoop.makeFutureWithTask {
+            // Wrapped here, so the task below holds only a Sendable database, not the pool's connection type.
+            let database = sql(connection)
+            return connection.eventLoop.makeFutureWithTask {
                 self.waitTimer.recordNanoseconds(Int64((ContinuousClock.now - requested) / .nanoseconds(1)))
                 self.inUseGauge.record(self.inUse.add(1, ordering: .relaxed).newValue)
                 defer { self.inUseGauge.record(self.inUse.subtract(1, ordering: .relaxed).newValue) }
-                return try await closure(sql(connection))
+                return try await closure(database)
             }
         }.get()
     }
@@ -210,7 +212,7 @@ public final class KizunaDatabase: SQLDatabase, Sendable {
     /// Every write goes through here. On SQLite, writers of this process take turns (see ``WriteGate``) and the
     /// transaction takes the write lock at once (`BEGIN IMMEDIATE`), so only another process's writer can make it
     /// wait on the busy timeout. On PostgreSQL, read rows with `FOR UPDATE` when the write depends on them.
-    public func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+    package func transaction<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         try await serializingWrites {
             try await withSession { try await $0.inTransaction(immediate: true, body) }
         }

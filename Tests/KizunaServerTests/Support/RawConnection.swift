@@ -5,59 +5,83 @@ import NIOPosix
 /// A plain TCP connection to a test server, for what an HTTP client will not send: half a header, broken chunked
 /// framing, a body cut short.
 final class RawConnection: Sendable {
-    private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    private let channel: any Channel
+    private let inbound: AsyncStream<Result<ByteBuffer, any Error>>
 
-    private init(channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) {
+    private init(channel: any Channel, inbound: AsyncStream<Result<ByteBuffer, any Error>>) {
         self.channel = channel
+        self.inbound = inbound
     }
 
     deinit {
-        // NIOAsyncChannel insists its writer is finished before it goes.
-        channel.outbound.finish()
-        channel.channel.close(promise: nil)
+        channel.close(promise: nil)
+    }
+
+    /// Hands what arrives to an `AsyncStream`; the stream ends when the connection closes or fails.
+    private final class Collector: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let continuation: AsyncStream<Result<ByteBuffer, any Error>>.Continuation
+
+        init(_ continuation: AsyncStream<Result<ByteBuffer, any Error>>.Continuation) {
+            self.continuation = continuation
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            continuation.yield(.success(unwrapInboundIn(data)))
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if case ChannelEvent.inputClosed = event { continuation.finish() }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            continuation.finish()
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            continuation.yield(.failure(error))
+            continuation.finish()
+            context.close(promise: nil)
+        }
     }
 
     /// Connects to `127.0.0.1:port`.
     static func open(port: Int) async throws -> RawConnection {
+        let (inbound, continuation) = AsyncStream.makeStream(of: Result<ByteBuffer, any Error>.self)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.allowRemoteHalfClosure, value: true)
-            .connect(host: "127.0.0.1", port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
-                        wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
-                }
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(continuation)) }
             }
-        return RawConnection(channel: channel)
+            .connect(host: "127.0.0.1", port: port)
+            .get()
+        return RawConnection(channel: channel, inbound: inbound)
     }
 
     /// Sends `text` as it is.
     func send(_ text: String) async throws {
-        try await channel.outbound.write(ByteBuffer(string: text))
+        try await channel.writeAndFlush(ByteBuffer(string: text))
     }
 
     /// Sends `text`, then closes the sending side (the server reads end-of-file after it).
     func sendAndFinish(_ text: String) async throws {
         try await send(text)
-        channel.outbound.finish()
+        try await channel.close(mode: .output)
     }
 
     /// Everything the server sends until it closes the connection.
     func readUntilClosed() async throws -> String {
         var received = ""
-        do {
-            for try await buffer in channel.inbound { received += String(buffer: buffer) }
-        } catch is ChannelError {
-            // A reset still counts as closed.
-        } catch is IOError {
-        }
+        // A reset still counts as closed.
+        for await case .success(let buffer) in inbound { received += String(buffer: buffer) }
         return received
     }
 
     /// The bytes of the first answer: reads until a full head and `Content-Length` body have arrived.
     func readResponse() async throws -> String {
         var received = ""
-        for try await buffer in channel.inbound {
-            received += String(buffer: buffer)
+        for await result in inbound {
+            received += String(buffer: try result.get())
             if let headEnd = received.range(of: "\r\n\r\n") {
                 let head = received[..<headEnd.lowerBound].lowercased()
                 let length =
@@ -71,7 +95,6 @@ final class RawConnection: Sendable {
 
     /// Closes the connection.
     func close() async {
-        channel.outbound.finish()
-        try? await channel.channel.close()
+        try? await channel.close()
     }
 }

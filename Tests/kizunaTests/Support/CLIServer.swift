@@ -17,13 +17,19 @@ struct CLIServer {
     let admin: AdminClient
     let directory: URL
 
-    /// Runs `kizuna <arguments> --server … --token …`.
+    /// Runs `kizuna <arguments> --server … --token …`; a failure comes back as the exit code `main()` would end with.
     func kizuna(_ arguments: [String]) async throws {
         var command = try Kizuna.parseAsRoot(arguments + ["--server", url, "--token", token])
-        if var asyncCommand = command as? any AsyncParsableCommand {
-            try await asyncCommand.run()
-        } else {
-            try command.run()
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as KizunaError {
+            // The commands leave the report to argument-parser: `Error: <code>: <message>` on standard error, status 1.
+            #expect(Kizuna.fullMessage(for: error) == "Error: \(error)")
+            throw Kizuna.exitCode(for: error)
         }
     }
 

@@ -1,0 +1,30 @@
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Runs the Kizuna server until SIGINT or SIGTERM, then drains requests and closes the store: what `kizuna serve`
+/// does once it has read its flags.
+///
+/// Before building the server it moves Swift concurrency onto NIO's event loops (a request's handler then resumes
+/// on the thread that owns its connection instead of hopping to the global pool and back) and raises the
+/// open-file limit to its hard limit, lowering `maxConnections` when even that allows fewer connections.
+/// - Parameter configuration: What to serve and where the store lives.
+/// - Throws: `store_too_new`, `unavailable` when another server holds the SQLite store, or an error opening it.
+public func runServer(configuration: KizunaConfiguration) async throws {
+    let logger = Logger(label: "kizuna")
+    let onEventLoops = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+    if !onEventLoops { logger.debug("Swift concurrency stays on its default executor.") }
+    var configuration = configuration
+    if let descriptors = OpenFileLimit.raise() {
+        let cap = OpenFileLimit.connectionCap(configuration.maxConnections, limit: descriptors)
+        if cap < configuration.maxConnections {
+            logger.warning(
+                "The open-file limit allows fewer connections than asked; raise it (ulimit -n) for more",
+                metadata: ["openFileLimit": "\(descriptors)", "maxConnections": "\(cap)"])
+            configuration.maxConnections = cap
+        }
+    }
+    let app = try await buildApplication(configuration: configuration)
+    try await app.runService()
+}
