@@ -95,7 +95,8 @@ struct ServerParts {
             database: database,
             hasher: PasswordHasher(parameters: configuration.passwordParameters, maxPending: configuration.maxPendingPasswordChecks),
             sessions: configuration.sessions,
-            throttle: SignInThrottle(database: database, policy: configuration.signInThrottle), logger: logger)
+            throttle: SignInThrottle(repository: SignInThrottleSQLRepository(database: database), policy: configuration.signInThrottle),
+            logger: logger)
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
         UsersController(accounts: accounts, web: web).addRoutes(to: admin)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)
