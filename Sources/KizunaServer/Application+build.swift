@@ -92,7 +92,8 @@ struct ServerParts {
 
         let web = configuration.effectiveWeb
         let accounts = AccountService(
-            database: database,
+            repository: AccountSQLRepository(database: database),
+            apps: appRepository,
             hasher: PasswordHasher(parameters: configuration.passwordParameters, maxPending: configuration.maxPendingPasswordChecks),
             sessions: configuration.sessions,
             throttle: SignInThrottle(repository: SignInThrottleSQLRepository(database: database), policy: configuration.signInThrottle),
