@@ -6,7 +6,7 @@ import Logging
 
 /// The website side of accounts: sign-in, sign-up, change-password and reset pages posting plain forms, the
 /// `/.well-known/change-password` redirect, and the web-view handoff that turns an app's one-time code into a cookie.
-struct WebController {
+struct WebController: Sendable {
     let accounts: AccountService
     let web: WebSettings
     let sessions: SessionPolicy
@@ -28,93 +28,126 @@ struct WebController {
     }
 
     func addRoutes(to root: RouteBuilder) {
-        root.get("/.well-known/change-password") { _, _ in
-            Response(status: .found, headers: [.location: "/account/change-password", .contentLength: "0"])
-        }
-        root.get("/account") { request, _ in
-            guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in") }
-            return Self.html(WebPages.account(identifier: session.account.identifier))
-        }
-        root.get("/account/sign-in") { request, _ in
-            if await currentSession(request) != nil { return Self.redirect("/account") }
-            return Self.html(WebPages.signIn(next: request.uri.queryParameters["next"].map(String.init).flatMap(Self.localPath)))
-        }
-        root.post("/account/sign-in") { request, context in
-            try checkOrigin(request)
-            let form = try await Self.form(SignInForm.self, request, context)
-            let next = form.next.flatMap(Self.localPath)
-            do {
-                let (_, session) = try await accounts.signIn(
-                    Credentials(identifier: form.identifier, password: form.password, trustToken: web.deviceToken(in: request)), kind: .web,
-                    address: request.clientAddress(context, trustForwardedFor: web.trustForwardedFor))
-                return signedIn(session, redirect: next ?? "/account")
-            } catch let error as KizunaError where [.invalidCredentials, .throttled, .accountDisabled, .unavailable].contains(error.code) {
-                return Self.errorPage(
-                    WebPages.signIn(identifier: form.identifier, next: next, problems: [.init(message: error.message)]), error)
-            }
-        }
-        root.get("/account/sign-up") { _, _ in
-            Self.html(WebPages.signUp())
-        }
-        root.post("/account/sign-up") { request, context in
-            try checkOrigin(request)
-            let form = try await Self.form(SignInForm.self, request, context)
-            do {
-                let (_, session) = try await accounts.signUp(
-                    Credentials(identifier: form.identifier, password: form.password), kind: .web, languages: request.languages)
-                return signedIn(session, redirect: "/account", status: .seeOther)
-            } catch let error as KizunaError where [.validationFailed, .conflict, .unavailable].contains(error.code) {
-                return Self.errorPage(WebPages.signUp(identifier: form.identifier, problems: Self.problems(error)), error)
-            }
-        }
-        root.post("/account/sign-out") { request, _ in
-            try checkOrigin(request)
-            if let session = await currentSession(request) {
-                try await accounts.signOut(session: session.sessionId, of: session.account.id)
-            }
-            var response = Self.redirect("/account/sign-in")
-            response.setCookie(web.clearedSessionCookie)
-            return response
-        }
-        root.get("/account/change-password") { request, _ in
-            guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
-            return Self.html(WebPages.changePassword(identifier: session.account.identifier))
-        }
-        root.post("/account/change-password") { request, context in
-            try checkOrigin(request)
-            guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
-            let form = try await Self.form(ChangePasswordForm.self, request, context)
-            do {
-                try await accounts.changePassword(
-                    session, ChangePasswordRequest(currentPassword: form.currentPassword, newPassword: form.newPassword), languages: request.languages
-                )
-                return Self.html(WebPages.changePassword(identifier: session.account.identifier, done: true))
-            } catch let error as KizunaError where [.validationFailed, .invalidCredentials, .throttled, .unavailable].contains(error.code) {
-                return Self.errorPage(WebPages.changePassword(identifier: session.account.identifier, problems: Self.problems(error)), error)
-            }
-        }
-        root.get("/account/reset-password") { request, _ in
-            Self.html(WebPages.resetPassword(token: request.uri.queryParameters["token"].map(String.init) ?? ""))
-        }
-        root.post("/account/reset-password") { request, context in
-            try checkOrigin(request)
-            let form = try await Self.form(ResetForm.self, request, context)
-            do {
-                try await accounts.resetPassword(ResetPasswordRequest(token: form.token, newPassword: form.newPassword), languages: request.languages)
-                return Self.html(WebPages.resetPassword(token: "", done: true))
-            } catch let error as KizunaError where [.validationFailed, .sessionExpired, .unavailable].contains(error.code) {
-                return Self.errorPage(WebPages.resetPassword(token: form.token, problems: Self.problems(error)), error)
-            }
-        }
-        root.get("/v1/session/handoff") { request, _ in
-            do {
-                let (session, next) = try await accounts.redeemHandoff(request.uri.queryParameters["code"].map(String.init) ?? "")
-                return signedIn(session, redirect: next)
-            } catch let error as KizunaError where error.code == .sessionExpired {
-                return Self.html(WebPages.message(title: "Link expired", text: error.message, code: error.code.rawValue), status: .badRequest)
-            }
+        root.get("/.well-known/change-password", use: changePasswordRedirect)
+        root.get("/account", use: accountPage)
+        root.get("/account/sign-in", use: signInPage)
+        root.post("/account/sign-in", use: signIn)
+        root.get("/account/sign-up", use: signUpPage)
+        root.post("/account/sign-up", use: signUp)
+        root.post("/account/sign-out", use: signOut)
+        root.get("/account/change-password", use: changePasswordPage)
+        root.post("/account/change-password", use: changePassword)
+        root.get("/account/reset-password", use: resetPasswordPage)
+        root.post("/account/reset-password", use: resetPassword)
+        root.get("/v1/session/handoff", use: redeemHandoff)
+    }
+
+    // MARK: Pages
+
+    /// Where password managers send people to change a password (`/.well-known/change-password`).
+    @Sendable func changePasswordRedirect(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        Response(status: .found, headers: [.location: "/account/change-password", .contentLength: "0"])
+    }
+
+    @Sendable func accountPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in") }
+        return Self.html(WebPages.account(identifier: session.account.identifier))
+    }
+
+    @Sendable func signInPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        if await currentSession(request) != nil { return Self.redirect("/account") }
+        return Self.html(WebPages.signIn(next: request.uri.queryParameters["next"].map(String.init).flatMap(Self.localPath)))
+    }
+
+    @Sendable func signUpPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        Self.html(WebPages.signUp())
+    }
+
+    @Sendable func changePasswordPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
+        return Self.html(WebPages.changePassword(identifier: session.account.identifier))
+    }
+
+    @Sendable func resetPasswordPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        Self.html(WebPages.resetPassword(token: request.uri.queryParameters["token"].map(String.init) ?? ""))
+    }
+
+    // MARK: Forms
+
+    /// Signs in and lands on `next` (or the account page); refusals show the form again with the reason.
+    @Sendable func signIn(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try checkOrigin(request)
+        let form = try await Self.form(SignInForm.self, request, context)
+        let next = form.next.flatMap(Self.localPath)
+        do {
+            let (_, session) = try await accounts.signIn(
+                Credentials(identifier: form.identifier, password: form.password, trustToken: web.deviceToken(in: request)), kind: .web,
+                address: request.clientAddress(context, trustForwardedFor: web.trustForwardedFor))
+            return signedIn(session, redirect: next ?? "/account")
+        } catch let error as KizunaError where [.invalidCredentials, .throttled, .accountDisabled, .unavailable].contains(error.code) {
+            return Self.errorPage(
+                WebPages.signIn(identifier: form.identifier, next: next, problems: [.init(message: error.message)]), error)
         }
     }
+
+    @Sendable func signUp(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try checkOrigin(request)
+        let form = try await Self.form(SignInForm.self, request, context)
+        do {
+            let (_, session) = try await accounts.signUp(
+                Credentials(identifier: form.identifier, password: form.password), kind: .web, languages: request.languages)
+            return signedIn(session, redirect: "/account", status: .seeOther)
+        } catch let error as KizunaError where [.validationFailed, .conflict, .unavailable].contains(error.code) {
+            return Self.errorPage(WebPages.signUp(identifier: form.identifier, problems: Self.problems(error)), error)
+        }
+    }
+
+    @Sendable func signOut(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try checkOrigin(request)
+        if let session = await currentSession(request) {
+            try await accounts.signOut(session: session.sessionId, of: session.account.id)
+        }
+        var response = Self.redirect("/account/sign-in")
+        response.setCookie(web.clearedSessionCookie)
+        return response
+    }
+
+    @Sendable func changePassword(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try checkOrigin(request)
+        guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
+        let form = try await Self.form(ChangePasswordForm.self, request, context)
+        do {
+            try await accounts.changePassword(
+                session, ChangePasswordRequest(currentPassword: form.currentPassword, newPassword: form.newPassword), languages: request.languages
+            )
+            return Self.html(WebPages.changePassword(identifier: session.account.identifier, done: true))
+        } catch let error as KizunaError where [.validationFailed, .invalidCredentials, .throttled, .unavailable].contains(error.code) {
+            return Self.errorPage(WebPages.changePassword(identifier: session.account.identifier, problems: Self.problems(error)), error)
+        }
+    }
+
+    @Sendable func resetPassword(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try checkOrigin(request)
+        let form = try await Self.form(ResetForm.self, request, context)
+        do {
+            try await accounts.resetPassword(ResetPasswordRequest(token: form.token, newPassword: form.newPassword), languages: request.languages)
+            return Self.html(WebPages.resetPassword(token: "", done: true))
+        } catch let error as KizunaError where [.validationFailed, .sessionExpired, .unavailable].contains(error.code) {
+            return Self.errorPage(WebPages.resetPassword(token: form.token, problems: Self.problems(error)), error)
+        }
+    }
+
+    /// Turns an app's one-time code into a cookie session and lands on the page it names.
+    @Sendable func redeemHandoff(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        do {
+            let (session, next) = try await accounts.redeemHandoff(request.uri.queryParameters["code"].map(String.init) ?? "")
+            return signedIn(session, redirect: next)
+        } catch let error as KizunaError where error.code == .sessionExpired {
+            return Self.html(WebPages.message(title: "Link expired", text: error.message, code: error.code.rawValue), status: .badRequest)
+        }
+    }
+
+    // MARK: Helpers
 
     /// The cookie session the request carries, if it is valid.
     private func currentSession(_ request: Request) async -> AuthenticatedSession? {
