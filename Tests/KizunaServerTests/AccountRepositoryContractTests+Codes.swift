@@ -16,7 +16,7 @@ struct AccountRepositoryCodesContractTests {
 
     /// Answers a reused token with whatever its last exchange sealed, as a client within the grace period would get.
     static func openSealed(_ presented: SessionSecret) -> @Sendable (ReusedRefresh) -> IssuedSession? {
-        { reused in reused.sealedAnswer.flatMap { RefreshGrace.open($0, with: presented, session: reused.sessionId) } }
+        return { reused in reused.sealedAnswer.flatMap { RefreshGrace.open($0, with: presented, session: reused.sessionId) } }
     }
 
     static func name(_ outcome: RefreshOutcome) -> String {
