@@ -73,8 +73,12 @@ struct ServerParts {
 
         let feed = ChangeFeed(database: database, readiness: readiness, logger: logger, pollInterval: configuration.changePollInterval)
         self.feed = feed
-        let associatedDomainStore = AssociatedDomainStore(database: database)
-        let appRepository = AppSQLRepository(database: database, didCommit: feed.poke, checkChange: { try await associatedDomainStore.check($0) })
+        let associatedDomainSettings = AssociatedDomainSQLRepository(database: database)
+        // Every app change is checked against the apple-app-site-association file it leads to, in its transaction.
+        let appRepository = AppSQLRepository(
+            database: database, didCommit: feed.poke,
+            checkChange: { db in try await associatedDomainSettings.checkAppChange(on: db) { try AssociatedDomainStore.check($0) } })
+        let associatedDomainStore = AssociatedDomainStore(apps: appRepository, repository: associatedDomainSettings)
         let documents = DocumentSQLRepository(database: database, didCommit: feed.poke)
         let live = LiveDocuments(apps: appRepository, documents: documents, feed: feed)
 
@@ -92,10 +96,12 @@ struct ServerParts {
 
         let web = configuration.effectiveWeb
         let accounts = AccountService(
-            database: database,
+            repository: AccountSQLRepository(database: database),
+            apps: appRepository,
             hasher: PasswordHasher(parameters: configuration.passwordParameters, maxPending: configuration.maxPendingPasswordChecks),
             sessions: configuration.sessions,
-            throttle: SignInThrottle(database: database, policy: configuration.signInThrottle), logger: logger)
+            throttle: SignInThrottle(repository: SignInThrottleSQLRepository(database: database), policy: configuration.signInThrottle),
+            logger: logger)
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
         UsersController(accounts: accounts, web: web).addRoutes(to: admin)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)

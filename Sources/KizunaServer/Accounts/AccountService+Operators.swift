@@ -1,93 +1,31 @@
 import Foundation
 import KizunaCore
 import Logging
-import SQLKit
 
 /// What operators do to accounts through the admin API: find, list, disable, enable.
 extension AccountService {
     /// The account with `id`, or `nil`.
     func account(id: String) async throws -> AccountInfo? {
-        try await database.select().columns("id", "identifier", "created_at").from("users").where("id", .equal, SQLBind(id)).first().map {
-            try Self.info($0)
-        }
+        try await repository.account(id: id)
     }
 
-    /// The account an operator names by id or by identifier, or `nil`.
+    /// The account an operator names by id (`usr_…`) or by identifier, or `nil`.
     func findUser(_ reference: String) async throws -> UserRecord? {
-        let query = database.select().columns(Self.userColumns).from("users")
         if reference.hasPrefix("usr_") {
-            query.where("id", .equal, SQLBind(reference))
-        } else {
-            query.where("identifier", .equal, SQLBind(AccountIdentifier.normalize(reference)))
+            return try await repository.user(id: reference, now: EpochMillis.now)
         }
-        guard let row = try await query.first() else { return nil }
-        return try await records([row]).first
+        return try await repository.user(identifier: AccountIdentifier.normalize(reference), now: EpochMillis.now)
     }
 
-    /// A page of accounts in identifier order, after `after`, optionally only identifiers containing `search`.
+    /// A page of accounts in identifier order, after `after`, optionally only identifiers containing `search`
+    /// (normalised like identifiers, so case and width do not matter).
     func listUsers(after: String?, limit: Int, search: String?) async throws -> UserList {
-        let query = database.select().columns(Self.userColumns).from("users").orderBy("identifier").limit(limit + 1)
-        if let after { query.where("identifier", .greaterThan, SQLBind(after)) }
-        if let search, !search.isEmpty {
-            let escaped = AccountIdentifier.normalize(search).replacingOccurrences(of: "\\", with: "\\\\")
-                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-            query.where(SQLQueryString("identifier LIKE \(bind: "%\(escaped)%") ESCAPE '\\'"))
-        }
-        let rows = try await query.all()
-        let users = try await records(Array(rows.prefix(limit)))
-        return UserList(users: users, next: rows.count > limit ? users.last?.identifier : nil)
+        try await repository.users(after: after, limit: limit, containing: search.map(AccountIdentifier.normalize), now: EpochMillis.now)
     }
 
     /// Disables or enables an account; disabling signs out every session at once.
     func setDisabled(_ disabled: Bool, userId: String) async throws {
-        let now = EpochMillis.now
-        try await database.transaction { db in
-            try await db.update("users").set("disabled_at", to: SQLBind(disabled ? now : nil)).set("updated_at", to: SQLBind(now))
-                .where("id", .equal, SQLBind(userId)).run()
-            if disabled { try await db.delete(from: "sessions").where("user_id", .equal, SQLBind(userId)).run() }
-        }
+        try await repository.setDisabled(disabled, userId: userId, at: EpochMillis.now)
         logger.notice(disabled ? "Account disabled" : "Account enabled", metadata: ["user": "\(userId)"])
-    }
-
-    private static let userColumns = [
-        "id", "identifier", "disabled_at", "created_at", "updated_at", "password_changed_at", "last_sign_in_at",
-    ]
-
-    /// The records of a page of `users` rows: two queries for the whole page (session counts, devices), not two per
-    /// account.
-    private func records(_ rows: [any SQLRow]) async throws -> [UserRecord] {
-        let ids = try rows.map { try $0.decode(column: "id", as: String.self) }
-        guard !ids.isEmpty else { return [] }
-        let now = EpochMillis.now
-        var active: [String: Int] = [:]
-        let counts = try await database.select().column("user_id").column(SQLAlias(SQLFunction("COUNT", args: SQLLiteral.all), as: "n"))
-            .from("sessions").where("user_id", .in, ids)
-            .where(group: { $0.where("expires_at", .greaterThan, SQLBind(now)).orWhere("refresh_expires_at", .greaterThan, SQLBind(now)) })
-            .groupBy("user_id").all()
-        for row in counts {
-            active[try row.decode(column: "user_id", as: String.self)] = try row.decode(column: "n", as: Int.self)
-        }
-        var devices: [String: [AccountDevice]] = [:]
-        let deviceRows = try await database.select().columns("user_id", "app_id", "install_id", "name", "created_at", "last_seen_at")
-            .from("user_devices").where("user_id", .in, ids).orderBy("last_seen_at", .descending).all()
-        for device in deviceRows {
-            devices[try device.decode(column: "user_id", as: String.self), default: []].append(
-                AccountDevice(
-                    appId: try device.decode(column: "app_id", as: String.self), installId: try device.decode(column: "install_id", as: String.self),
-                    name: try device.decode(column: "name", as: String?.self),
-                    createdAt: EpochMillis.date(try device.decode(column: "created_at", as: Int64.self)),
-                    lastSeenAt: EpochMillis.date(try device.decode(column: "last_seen_at", as: Int64.self))))
-        }
-        return try zip(ids, rows).map { id, row in
-            let identifier = AccountIdentifier(try row.decode(column: "identifier", as: String.self))
-            return UserRecord(
-                id: id, identifier: identifier.normalized, kind: identifier.kind,
-                disabled: try row.decode(column: "disabled_at", as: Int64?.self) != nil,
-                createdAt: EpochMillis.date(try row.decode(column: "created_at", as: Int64.self)),
-                updatedAt: EpochMillis.date(try row.decode(column: "updated_at", as: Int64.self)),
-                passwordChangedAt: EpochMillis.date(try row.decode(column: "password_changed_at", as: Int64.self)),
-                lastSignInAt: try row.decode(column: "last_sign_in_at", as: Int64?.self).map(EpochMillis.date), activeSessions: active[id] ?? 0,
-                devices: devices[id] ?? [])
-        }
     }
 }

@@ -1,16 +1,16 @@
 import Crypto
 import Foundation
 import KizunaCore
-import SQLKit
 
 /// Counts failed sign-ins per identifier and per client address in the store, so every instance sharing it
-/// enforces the same locks (see ``SignInThrottlePolicy``).
+/// enforces the same locks (see ``SignInThrottlePolicy``). The counts are kept by a ``SignInThrottleRepository``;
+/// the rules — which keys an attempt counts against, what a failure adds, when a key locks — are here.
 ///
 /// The identifier's key is a hash of its normalised form, kept whether or not an account exists: an unknown
 /// identifier locks exactly like a known one, so locks do not reveal which accounts exist, and the store does not
 /// collect the identifiers people mistype.
 struct SignInThrottle: Sendable {
-    let database: KizunaDatabase
+    let repository: any SignInThrottleRepository
     let policy: SignInThrottlePolicy
 
     struct Key: Sendable, Hashable {
@@ -44,38 +44,28 @@ struct SignInThrottle: Sendable {
 
     /// Throws `throttled` with the seconds left when any key is locked.
     func check(_ keys: [Key], now: Int64 = EpochMillis.now) async throws {
-        let rows = try await database.select().columns("key", "locked_until").from("sign_in_throttles")
-            .where("key", .in, keys.map(\.value))
-            .all()
-        var until: Int64 = 0
-        for row in rows {
-            if let locked = try row.decode(column: "locked_until", as: Int64?.self), locked > now { until = max(until, locked) }
-        }
+        let until = try await repository.locks(of: keys.map(\.value)).filter { $0 > now }.max() ?? 0
         if until > 0 { throw Self.locked(until: until, now: now) }
     }
 
     /// Counts one failure against every key, locking those past their allowance.
     func recordFailure(_ keys: [Key], now: Int64 = EpochMillis.now) async throws {
         let policy = policy
-        try await database.transaction { db in
-            for key in keys {
-                let row = try await db.select().columns("failures", "updated_at").from("sign_in_throttles")
-                    .where("key", .equal, SQLBind(key.value)).for(.update).first()
-                var failures = try row?.decode(column: "failures", as: Int.self) ?? 0
-                if let updated = try row?.decode(column: "updated_at", as: Int64.self), now - updated > policy.window.milliseconds { failures = 0 }
-                failures += 1
-                let lockedUntil = policy.lock(afterFailures: failures, allowance: key.allowance).map { now + $0.milliseconds }
-                if row == nil {
-                    try await db.insert(into: "sign_in_throttles").columns("key", "failures", "locked_until", "updated_at")
-                        .values(SQLBind(key.value), SQLBind(failures), SQLBind(lockedUntil), SQLBind(now)).run()
-                } else {
-                    try await db.update("sign_in_throttles").set("failures", to: SQLBind(failures)).set("locked_until", to: SQLBind(lockedUntil))
-                        .set("updated_at", to: SQLBind(now)).where("key", .equal, SQLBind(key.value)).run()
-                }
-            }
+        try await repository.recordFailures(of: keys) { key, stored in
+            Self.count(after: stored, of: key, now: now, policy: policy)
         }
         // Rows for identifiers nobody retries would otherwise stay; one failure in a hundred sweeps them.
         if Int.random(in: 0..<100) == 0 { try? await prune(now: now) }
+    }
+
+    /// A key's count after one more failure at `now`: failures older than the window are forgotten first, and past
+    /// the key's allowance the key locks for as long as the policy says.
+    static func count(after stored: SignInThrottleCount?, of key: Key, now: Int64, policy: SignInThrottlePolicy) -> SignInThrottleCount {
+        var failures = stored?.failures ?? 0
+        if let updated = stored?.updatedAt, now - updated > policy.window.milliseconds { failures = 0 }
+        failures += 1
+        let lockedUntil = policy.lock(afterFailures: failures, allowance: key.allowance).map { now + $0.milliseconds }
+        return SignInThrottleCount(failures: failures, lockedUntil: lockedUntil, updatedAt: now)
     }
 
     /// Clears the identifier's count after a successful sign-in or a password reset. The address keeps its count
@@ -86,14 +76,13 @@ struct SignInThrottle: Sendable {
 
     /// Clears the counts of `keys`.
     func clear(_ keys: [Key]) async throws {
-        let values = keys.map(\.value)
-        try await database.transaction { db in try await db.delete(from: "sign_in_throttles").where("key", .in, values).run() }
+        try await repository.clear(keys.map(\.value))
     }
 
     /// Drops rows that no longer hold anything: failures older than the window and any lock over.
     func prune(now: Int64 = EpochMillis.now) async throws {
         let horizon = now - max(policy.window, policy.longestLock).milliseconds
-        try await database.transaction { db in try await db.delete(from: "sign_in_throttles").where("updated_at", .lessThan, SQLBind(horizon)).run() }
+        try await repository.prune(updatedBefore: horizon)
     }
 
     static func locked(until: Int64, now: Int64) -> KizunaError {

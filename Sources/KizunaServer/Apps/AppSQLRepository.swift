@@ -47,7 +47,14 @@ package struct AppSQLRepository: AppRepository {
     }
 
     package func list() async throws -> [AppRecord] {
-        try await database.select().columns(Self.columns).from("apps").orderBy("id").all().map(Self.record)
+        try await Self.list(on: database)
+    }
+
+    /// Every app, ordered by id, as the transaction `db` sees it: for checks that run inside another change's
+    /// transaction (apple-app-site-association spans every Apple app), where a read through the pool would miss
+    /// the change.
+    static func list(on db: any SQLDatabase) async throws -> [AppRecord] {
+        try await db.select().columns(columns).from("apps").orderBy("id").all().map(Self.record)
     }
 
     package func find(id: String) async throws -> AppRecord? {

@@ -1,0 +1,63 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KizunaCore
+import Logging
+
+/// Accounts for operators: `/v1/admin/users`.
+struct UsersController: Sendable {
+    let accounts: AccountService
+    let web: WebSettings
+
+    func addRoutes(to admin: RouteBuilder) {
+        admin.get("/users", use: listUsers)
+        admin.get("/users/{user}", use: showUser)
+        admin.patch("/users/{user}", use: updateUser)
+        admin.delete("/users/{user}", use: deleteUser)
+        admin.post("/users/{user}/password-reset", use: createPasswordReset)
+    }
+
+    @Sendable func listUsers(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let list = try await accounts.listUsers(
+            after: query["after"].map(String.init), limit: try query.int("limit", default: 50, in: 1...500),
+            search: query["search"].map(String.init))
+        return try .json(list)
+    }
+
+    @Sendable func showUser(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try .json(try await find(context))
+    }
+
+    /// Disables or enables the account (disabling signs out every session).
+    @Sendable func updateUser(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let user = try await find(context)
+        let patch = try await request.decode(as: UserPatch.self, context: context)
+        if let disabled = patch.disabled, disabled != user.disabled { try await accounts.setDisabled(disabled, userId: user.id) }
+        return try .json(try await find(context))
+    }
+
+    @Sendable func deleteUser(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try await accounts.delete(userId: try await find(context).id)
+        return .empty()
+    }
+
+    /// A single-use reset token (and link) for the operator to hand to the account's owner.
+    @Sendable func createPasswordReset(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let user = try await find(context)
+        let (token, expires) = try await accounts.createResetToken(userId: user.id)
+        let url = web.link("/account/reset-password?token=\(token.text)")
+        return try .json(
+            PasswordResetGrant(token: token.text, expiresAt: EpochMillis.date(expires), url: url), status: .created,
+            headers: AccountsController.noStore)
+    }
+
+    /// The account the path names, by id (`usr_…`) or identifier.
+    private func find(_ context: KizunaRequestContext) async throws -> UserRecord {
+        let reference = try context.parameters.path("user")
+        guard let user = try await accounts.findUser(reference) else {
+            throw KizunaError(.notFound, "There is no account '\(reference)'.", field: "user")
+        }
+        return user
+    }
+}

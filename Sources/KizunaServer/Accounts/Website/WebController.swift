@@ -1,0 +1,219 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KizunaCore
+import Logging
+
+/// The website side of accounts: sign-in, sign-up, change-password and reset pages posting plain forms, the
+/// `/.well-known/change-password` redirect, and the web-view handoff that turns an app's one-time code into a cookie.
+struct WebController: Sendable {
+    let accounts: AccountService
+    let web: WebSettings
+    let sessions: SessionPolicy
+
+    private struct SignInForm: Decodable {
+        var identifier: String
+        var password: String
+        var next: String?
+    }
+
+    private struct ChangePasswordForm: Decodable {
+        var currentPassword: String
+        var newPassword: String
+    }
+
+    private struct ResetForm: Decodable {
+        var token: String
+        var newPassword: String
+    }
+
+    func addRoutes(to root: RouteBuilder) {
+        root.get("/.well-known/change-password", use: changePasswordRedirect)
+        root.get("/account", use: accountPage)
+        root.get("/account/sign-in", use: signInPage)
+        root.post("/account/sign-in", use: signIn)
+        root.get("/account/sign-up", use: signUpPage)
+        root.post("/account/sign-up", use: signUp)
+        root.post("/account/sign-out", use: signOut)
+        root.get("/account/change-password", use: changePasswordPage)
+        root.post("/account/change-password", use: changePassword)
+        root.get("/account/reset-password", use: resetPasswordPage)
+        root.post("/account/reset-password", use: resetPassword)
+        root.get("/v1/session/handoff", use: redeemHandoff)
+    }
+
+    // MARK: Pages
+
+    /// Where password managers send people to change a password (`/.well-known/change-password`).
+    @Sendable func changePasswordRedirect(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        Response(status: .found, headers: [.location: "/account/change-password", .contentLength: "0"])
+    }
+
+    @Sendable func accountPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in") }
+        return Self.html(WebPages.account(identifier: session.account.identifier))
+    }
+
+    @Sendable func signInPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        if await currentSession(request) != nil { return Self.redirect("/account") }
+        return Self.html(WebPages.signIn(next: request.uri.queryParameters["next"].map(String.init).flatMap(Self.localPath)))
+    }
+
+    @Sendable func signUpPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        Self.html(WebPages.signUp())
+    }
+
+    @Sendable func changePasswordPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
+        return Self.html(WebPages.changePassword(identifier: session.account.identifier))
+    }
+
+    @Sendable func resetPasswordPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        Self.html(WebPages.resetPassword(token: request.uri.queryParameters["token"].map(String.init) ?? ""))
+    }
+
+    // MARK: Forms
+
+    /// Signs in and lands on `next` (or the account page); refusals show the form again with the reason.
+    @Sendable func signIn(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try checkOrigin(request)
+        let form = try await Self.form(SignInForm.self, request, context)
+        let next = form.next.flatMap(Self.localPath)
+        do {
+            let (_, session) = try await accounts.signIn(
+                Credentials(identifier: form.identifier, password: form.password, trustToken: web.deviceToken(in: request)), kind: .web,
+                address: request.clientAddress(context, trustForwardedFor: web.trustForwardedFor))
+            return signedIn(session, redirect: next ?? "/account")
+        } catch let error as KizunaError where [.invalidCredentials, .throttled, .accountDisabled, .unavailable].contains(error.code) {
+            return Self.errorPage(
+                WebPages.signIn(identifier: form.identifier, next: next, problems: [.init(message: error.message)]), error)
+        }
+    }
+
+    @Sendable func signUp(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try checkOrigin(request)
+        let form = try await Self.form(SignInForm.self, request, context)
+        do {
+            let (_, session) = try await accounts.signUp(
+                Credentials(identifier: form.identifier, password: form.password), kind: .web, languages: request.languages)
+            return signedIn(session, redirect: "/account", status: .seeOther)
+        } catch let error as KizunaError where [.validationFailed, .conflict, .unavailable].contains(error.code) {
+            return Self.errorPage(WebPages.signUp(identifier: form.identifier, problems: Self.problems(error)), error)
+        }
+    }
+
+    @Sendable func signOut(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try checkOrigin(request)
+        if let session = await currentSession(request) {
+            try await accounts.signOut(session: session.sessionId, of: session.account.id)
+        }
+        var response = Self.redirect("/account/sign-in")
+        response.setCookie(web.clearedSessionCookie)
+        return response
+    }
+
+    @Sendable func changePassword(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try checkOrigin(request)
+        guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
+        let form = try await Self.form(ChangePasswordForm.self, request, context)
+        do {
+            try await accounts.changePassword(
+                session, ChangePasswordRequest(currentPassword: form.currentPassword, newPassword: form.newPassword), languages: request.languages
+            )
+            return Self.html(WebPages.changePassword(identifier: session.account.identifier, done: true))
+        } catch let error as KizunaError where [.validationFailed, .invalidCredentials, .throttled, .unavailable].contains(error.code) {
+            return Self.errorPage(WebPages.changePassword(identifier: session.account.identifier, problems: Self.problems(error)), error)
+        }
+    }
+
+    @Sendable func resetPassword(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try checkOrigin(request)
+        let form = try await Self.form(ResetForm.self, request, context)
+        do {
+            try await accounts.resetPassword(ResetPasswordRequest(token: form.token, newPassword: form.newPassword), languages: request.languages)
+            return Self.html(WebPages.resetPassword(token: "", done: true))
+        } catch let error as KizunaError where [.validationFailed, .sessionExpired, .unavailable].contains(error.code) {
+            return Self.errorPage(WebPages.resetPassword(token: form.token, problems: Self.problems(error)), error)
+        }
+    }
+
+    /// Turns an app's one-time code into a cookie session and lands on the page it names.
+    @Sendable func redeemHandoff(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        do {
+            let (session, next) = try await accounts.redeemHandoff(request.uri.queryParameters["code"].map(String.init) ?? "")
+            return signedIn(session, redirect: next)
+        } catch let error as KizunaError where error.code == .sessionExpired {
+            return Self.html(WebPages.message(title: "Link expired", text: error.message, code: error.code.rawValue), status: .badRequest)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The cookie session the request carries, if it is valid.
+    private func currentSession(_ request: Request) async -> AuthenticatedSession? {
+        guard let token = web.sessionToken(in: request) else { return nil }
+        return try? await accounts.authenticate(token)
+    }
+
+    /// A redirect that also sets the new session's cookie.
+    private func signedIn(_ session: IssuedSession, redirect path: String, status: HTTPResponse.Status = .seeOther) -> Response {
+        var response = Self.redirect(path, status: status)
+        response.setCookie(web.sessionCookie(session.access.text, lifetime: sessions.webLifetime))
+        if let trust = session.trust { response.setCookie(web.deviceCookie(trust.text)) }
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    private func checkOrigin(_ request: Request) throws {
+        guard web.isSameOrigin(request) else { throw KizunaError(.forbidden, "Forms must be posted from this site's own pages.") }
+    }
+
+    private static func form<T: Decodable>(_ type: T.Type, _ request: Request, _ context: KizunaRequestContext) async throws -> T {
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        do {
+            return try URLEncodedFormDecoder().decode(T.self, from: String(buffer: buffer))
+        } catch {
+            throw KizunaError(.badRequest, "The form is missing a field or is not URL-encoded.")
+        }
+    }
+
+    private static func problems(_ error: KizunaError) -> [WebPages.Problem] {
+        guard !error.details.isEmpty else { return [.init(field: error.field, message: error.message)] }
+        return error.details.map { detail in
+            let field = detail.field
+            let label = field.flatMap { labels[$0] }
+            return .init(field: field, message: label.map { "\($0): \(detail.message)" } ?? detail.message)
+        }
+    }
+
+    /// The visible label of each form field, to prefix its problems in the summary.
+    private static let labels = [
+        "identifier": "Email or username", "password": "Password", "currentPassword": "Current password", "newPassword": "New password",
+    ]
+
+    private static func localPath(_ path: String) -> String? {
+        WebSettings.isLocalPath(path) ? path : nil
+    }
+
+    static func redirect(_ path: String, status: HTTPResponse.Status = .seeOther) -> Response {
+        Response(status: status, headers: [.location: path, .contentLength: "0", .cacheControl: "no-store"])
+    }
+
+    /// The page showing `error`, with its status and, for throttling and overload, `Retry-After`.
+    static func errorPage(_ text: String, _ error: KizunaError) -> Response {
+        var response = html(text, status: ErrorMiddleware.status(for: error.code))
+        if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
+    }
+
+    static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        .bytes(
+            Array(text.utf8), contentType: "text/html; charset=utf-8", status: status,
+            headers: [
+                .cacheControl: "no-store",
+                .init("Content-Security-Policy")!: "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+                .init("X-Content-Type-Options")!: "nosniff",
+            ])
+    }
+}
