@@ -55,10 +55,9 @@ struct ServerParts {
         let tokens = AdminTokenSQLRepository(database: database)
         startup = StartupService(
             runner: runner,
-            tokens: tokens,
+            firstToken: FirstAdminToken(tokens: tokens, announce: configuration.announceAdminToken, logger: logger),
             readiness: readiness,
             batchSize: configuration.migrationBatchSize,
-            announceAdminToken: configuration.announceAdminToken,
             logger: logger
         )
 

@@ -207,6 +207,9 @@ public actor Auth {
         let http = http
         // The install id lets the server answer a retry (the first answer lost on a bad network) with the same pair.
         let body = RefreshRequest(refreshToken: current.tokens.refreshToken, installId: device?.installId)
+        // An unstructured task on purpose: callers that arrive while it runs await this same task (above), so
+        // concurrent requests spend the refresh token once, and one caller's cancellation does not cancel the
+        // exchange the others wait on (a cancelled exchange could leave the server's new pair unread).
         let task = Task<Stored, any Error> {
             let grant: SessionGrant = try await http.send("POST", "/v1/auth/refresh", body: body)
             return Stored(account: grant.account, tokens: grant.session)

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import KizunaCore
 
@@ -40,7 +39,7 @@ struct SessionSecret: Sendable, Hashable {
     private init(text: String) { self.text = text }
 
     /// Hex SHA-256: what is stored and looked up.
-    var hash: String { hex(Data(SHA256.hash(data: Data(text.utf8)))) }
+    var hash: String { sha256Hex(text) }
 }
 
 /// A new account or session id: a prefix and 16 random bytes in hex. Ids are not secrets.

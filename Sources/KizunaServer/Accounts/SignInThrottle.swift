@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import KizunaCore
 
@@ -39,7 +38,7 @@ struct SignInThrottle: Sendable {
 
     /// The identifier's key: a hash of its normalised form.
     func accountKey(_ identifier: AccountIdentifier) -> Key {
-        Key(value: "account:" + hex(Data(SHA256.hash(data: Data(identifier.normalized.utf8)))), allowance: policy.accountAllowance)
+        Key(value: "account:" + sha256Hex(identifier.normalized), allowance: policy.accountAllowance)
     }
 
     /// Throws `throttled` with the seconds left when any key is locked.

@@ -9,12 +9,10 @@ struct AdminAuthMiddleware: RouterMiddleware {
     let tokens: any AdminTokenRepository
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let header = request.headers[.authorization] else {
+        guard request.headers[.authorization] != nil else {
             throw KizunaError(.unauthorized, "This route needs an admin token: send 'Authorization: Bearer <token>'.")
         }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer", let credential = AdminCredential(String(parts[1])),
-            let token = try await tokens.authenticate(credential)
+        guard let bearer = request.bearerToken, let credential = AdminCredential(bearer), let token = try await tokens.authenticate(credential)
         else {
             throw KizunaError(.unauthorized, "The admin token is not valid or has been revoked.")
         }

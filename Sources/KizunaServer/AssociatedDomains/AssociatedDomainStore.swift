@@ -26,7 +26,7 @@ struct AssociatedDomainStore: Sendable {
     func put(app: String, _ settings: AssociatedDomainSettings) async throws {
         try await repository.put(app: app, settings) { inputs in
             guard let record = inputs.apps.first(where: { $0.id == app }) else {
-                throw KizunaError(.notFound, "There is no app with id '\(app)'.", field: "app")
+                throw KizunaError.noSuchApp(app)
             }
             guard record.platform.isApple, record.teamId != nil else {
                 throw KizunaError(
@@ -43,7 +43,7 @@ struct AssociatedDomainStore: Sendable {
     /// The id of an app the registry has. - Throws: `not_found`.
     func requireApp(_ id: String) async throws -> String {
         guard try await apps.find(id: id) != nil else {
-            throw KizunaError(.notFound, "There is no app with id '\(id)'.", field: "app")
+            throw KizunaError.noSuchApp(id)
         }
         return id
     }

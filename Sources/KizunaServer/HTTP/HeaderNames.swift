@@ -9,6 +9,8 @@ extension HTTPField.Name {
     static let lastEventID = Self("Last-Event-ID")!
     /// `X-Accel-Buffering: no` keeps nginx from buffering an event stream.
     static let accelBuffering = Self("X-Accel-Buffering")!
+    /// `X-Forwarded-For`: the client's address as a trusted proxy saw it.
+    static let xForwardedFor = Self("X-Forwarded-For")!
     /// `Sec-Fetch-Site`: whether a browser's request comes from the same origin.
     static let secFetchSite = Self("Sec-Fetch-Site")!
 }

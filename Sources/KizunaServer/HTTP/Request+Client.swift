@@ -31,7 +31,3 @@ extension Request {
         return String(parts[1]).trimmingCharacters(in: .whitespaces)
     }
 }
-
-extension HTTPField.Name {
-    static let xForwardedFor = Self("X-Forwarded-For")!
-}

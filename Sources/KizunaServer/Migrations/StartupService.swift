@@ -8,10 +8,9 @@ import ServiceLifecycle
 /// then marks the server ready. It stays running until shutdown so the service group keeps serving.
 struct StartupService: Service {
     let runner: MigrationRunner
-    let tokens: any AdminTokenRepository
+    let firstToken: FirstAdminToken
     let readiness: Readiness
     let batchSize: Int
-    let announceAdminToken: @Sendable (AdminCredential) -> Void
     let logger: Logger
 
     func run() async throws {
@@ -28,10 +27,7 @@ struct StartupService: Service {
                     try await runner.migrate(batchSize: batchSize) { readiness.update(.migrating($0)) }
                 }
             }
-            if try await tokens.count() == 0, let (token, credential) = try await tokens.createFirst(name: "bootstrap") {
-                logger.notice("Created the first admin token", metadata: ["token.id": "\(token.id)"])
-                announceAdminToken(credential)
-            }
+            try await firstToken.createIfNone()
             readiness.update(.ready)
             logger.info("Ready")
         } catch is CancellationError {
@@ -43,20 +39,5 @@ struct StartupService: Service {
         }
         try? await gracefulShutdown()
         logger.info("Shutting down: finishing requests in flight, then closing the store")
-    }
-}
-
-/// Closes the store's connections after everything that uses them has stopped.
-struct DatabaseService: Service {
-    let database: KizunaDatabase
-    let logger: Logger
-    /// Released (with the service) only after the store is closed.
-    let storeLock: StoreLock?
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        await database.shutdown()
-        withExtendedLifetime(storeLock) {}
-        logger.info("Store closed; stopped")
     }
 }

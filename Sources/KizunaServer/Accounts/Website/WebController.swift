@@ -212,8 +212,8 @@ struct WebController: Sendable {
             Array(text.utf8), contentType: "text/html; charset=utf-8", status: status,
             headers: [
                 .cacheControl: "no-store",
-                .init("Content-Security-Policy")!: "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-                .init("X-Content-Type-Options")!: "nosniff",
+                .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+                .xContentTypeOptions: "nosniff",
             ])
     }
 }
