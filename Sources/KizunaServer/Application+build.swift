@@ -19,7 +19,6 @@ struct ServerParts {
     let logger: Logger
     let database: KizunaDatabase
     let readiness: Readiness
-    let routes: RouteRegistry
     let router: Router<KizunaRequestContext>
     let startup: StartupService
     let feed: ChangeFeed
@@ -51,7 +50,6 @@ struct ServerParts {
             throw error
         }
         readiness = Readiness()
-        routes = RouteRegistry()
         let tokens = AdminTokenSQLRepository(database: database)
         startup = StartupService(
             runner: runner,
@@ -66,7 +64,8 @@ struct ServerParts {
         router.add(middleware: RequestLogMiddleware())
         // Outside the error middleware, so error answers carry CORS headers too (a browser hides them otherwise).
         if !configuration.corsOrigins.isEmpty { router.add(middleware: AllowedOriginsMiddleware(origins: configuration.corsOrigins)) }
-        router.add(middleware: ErrorMiddleware(routes: routes))
+        let allowedMethods = AllowedMethods()
+        router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
         router.add(middleware: ReadinessMiddleware(readiness: readiness))
         router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodySize))
 
@@ -81,9 +80,9 @@ struct ServerParts {
         let documents = DocumentSQLRepository(database: database, didCommit: feed.poke)
         let live = LiveDocuments(apps: appRepository, documents: documents, feed: feed)
 
-        let root = RouteBuilder(router: router, prefix: "", registry: routes)
-        let v1 = root.group("/v1")
-        let admin = root.group("/v1/admin", middleware: AdminAuthMiddleware(tokens: tokens))
+        let root = router.group()
+        let v1 = router.group("/v1")
+        let admin = router.group("/v1/admin").add(middleware: AdminAuthMiddleware(tokens: tokens))
         OperationsController(readiness: readiness, database: database).addRoutes(to: root)
         let apps = AppsController(repository: appRepository)
         apps.addPublicRoutes(to: v1)
@@ -107,6 +106,7 @@ struct ServerParts {
         let associatedDomains = AssociatedDomainsController(store: associatedDomainStore)
         associatedDomains.addPublicRoutes(to: root)
         associatedDomains.addAdminRoutes(to: admin)
+        allowedMethods.record(router)
     }
 }
 

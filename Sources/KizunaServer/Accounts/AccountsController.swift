@@ -9,7 +9,7 @@ struct AccountsController: Sendable {
     let accounts: AccountService
     let web: WebSettings
 
-    func addRoutes(to v1: RouteBuilder) {
+    func addRoutes(to v1: RouterGroup<KizunaRequestContext>) {
         let auth = v1.group("/auth")
         auth.post("/sign-up", use: signUp)
         auth.post("/sign-in", use: signIn)
@@ -17,9 +17,9 @@ struct AccountsController: Sendable {
         auth.post("/reset-password", use: resetPassword)
 
         let session = SessionMiddleware(accounts: accounts, web: web)
-        v1.group("/auth/sign-out", middleware: session).post(use: signOut)
+        v1.group("/auth/sign-out").add(middleware: session).post(use: signOut)
 
-        let me = v1.group("/me", middleware: session)
+        let me = v1.group("/me").add(middleware: session)
         me.get(use: currentAccount)
         me.delete(use: deleteAccount)
         me.get("/sessions", use: listSessions)

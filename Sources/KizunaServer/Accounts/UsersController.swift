@@ -9,7 +9,7 @@ struct UsersController: Sendable {
     let accounts: AccountService
     let web: WebSettings
 
-    func addRoutes(to admin: RouteBuilder) {
+    func addRoutes(to admin: RouterGroup<KizunaRequestContext>) {
         admin.get("/users", use: listUsers)
         admin.get("/users/{user}", use: showUser)
         admin.patch("/users/{user}", use: updateUser)

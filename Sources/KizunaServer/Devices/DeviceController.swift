@@ -7,25 +7,31 @@ import NIOCore
 
 /// The device endpoints: `config:fetch` and `gate:check`, answered from ``LiveDocuments`` without touching the
 /// store in the common case, and throttled per install.
-struct DeviceController {
+struct DeviceController: Sendable {
     let live: LiveDocuments
     let limiter: InstallRateLimiter
 
-    func addRoutes(to routes: RouteBuilder) {
-        routes.post("/apps/{app}/config:fetch") { request, context in
-            let (app, body, evaluation) = try await prepare(request, context)
-            let config = try await live.config(app, atLeast: body.knownVersion)
-            let result = ConfigValues(version: config.version, values: config.value.evaluate(evaluation))
-            return try Self.conditional(result, version: config.version, request: request)
-        }
-        routes.post("/apps/{app}/gate:check") { request, context in
-            let (app, body, evaluation) = try await prepare(request, context)
-            let gate = try await live.gate(app, atLeast: body.knownVersion)
-            let storeURL = gate.app.storeURL
-            let decision = gate.value.decide(evaluation, policyVersion: gate.version, storeURL: storeURL)
-            let result = GateCheck(decision: decision, policy: gate.value.source(visibleTo: body.device.installId), storeURL: storeURL)
-            return try Self.conditional(result, version: gate.version, request: request)
-        }
+    func addRoutes(to v1: RouterGroup<KizunaRequestContext>) {
+        v1.post("/apps/{app}/config:fetch", use: fetchConfig)
+        v1.post("/apps/{app}/gate:check", use: checkGate)
+    }
+
+    /// The config values this device gets, evaluated against the live template.
+    @Sendable func fetchConfig(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let (app, body, evaluation) = try await prepare(request, context)
+        let config = try await live.config(app, atLeast: body.knownVersion)
+        let result = ConfigValues(version: config.version, values: config.value.evaluate(evaluation))
+        return try Self.conditional(result, version: config.version, request: request)
+    }
+
+    /// The gate's decision for this device, with the policy (as the device may see it) to decide offline later.
+    @Sendable func checkGate(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let (app, body, evaluation) = try await prepare(request, context)
+        let gate = try await live.gate(app, atLeast: body.knownVersion)
+        let storeURL = gate.app.storeURL
+        let decision = gate.value.decide(evaluation, policyVersion: gate.version, storeURL: storeURL)
+        let result = GateCheck(decision: decision, policy: gate.value.source(visibleTo: body.device.installId), storeURL: storeURL)
+        return try Self.conditional(result, version: gate.version, request: request)
     }
 
     private func prepare(_ request: Request, _ context: KizunaRequestContext) async throws -> (String, DeviceRequest, EvaluationContext) {

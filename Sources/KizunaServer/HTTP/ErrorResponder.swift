@@ -13,7 +13,8 @@ import NIOHTTP1
 /// so any other decoding failure (a stored row that no longer decodes, say) is the server's fault, not the client's.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = KizunaRequestContext
-    let routes: RouteRegistry
+    /// For telling a wrong method (405) from an unknown path (404).
+    let allowedMethods: AllowedMethods
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -33,7 +34,7 @@ struct ErrorMiddleware: RouterMiddleware {
             if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
             return (error, headers)
         case let error as any HTTPResponseError where error.status == .notFound:
-            let allowed = routes.methods(matching: request.uri.path)
+            let allowed = allowedMethods.methods(matching: request.uri.path)
             guard !allowed.isEmpty else {
                 return (KizunaError(.notFound, "No route for \(request.method) \(request.uri.path)."), [:])
             }

@@ -6,7 +6,7 @@ import NIOCore
 import SQLKit
 
 /// Health, metrics and the API description: the routes an operator or load balancer uses.
-struct OperationsController {
+struct OperationsController: Sendable {
     let readiness: Readiness
     /// Probed by `/health/ready` once the server is ready, so an instance that cannot reach its store leaves the
     /// load balancer's rotation until it can.
@@ -21,39 +21,48 @@ struct OperationsController {
         var message: String?
     }
 
-    func addRoutes(to routes: RouteBuilder) {
-        routes.get("/health/live") { _, _ in
-            try .json(["status": "live"])
-        }
-        routes.get("/health/ready") { _, _ in
-            switch readiness.current {
-            case .ready:
-                do {
-                    try await database.raw("SELECT 1").run()
-                } catch  where StoreFailure.isUnreachable(error) {
-                    return try .json(
-                        ReadyBody(status: "store_unavailable", message: "The store cannot be reached."), status: .serviceUnavailable,
-                        headers: [.retryAfter: String(StoreFailure.retryAfter)])
-                }
-                return try .json(ReadyBody(status: "ready"))
-            case .starting:
-                return try .json(ReadyBody(status: "starting"), status: .serviceUnavailable, headers: [.retryAfter: "5"])
-            case .migrating(let progress):
+    func addRoutes(to root: RouterGroup<KizunaRequestContext>) {
+        root.get("/health/live", use: live)
+        root.get("/health/ready", use: ready)
+        root.get("/metrics", use: metrics)
+        root.get("/openapi.yaml", use: openAPI)
+    }
+
+    @Sendable func live(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try .json(["status": "live"])
+    }
+
+    /// 200 once migrated and the store answers; 503 with `Retry-After` while starting, migrating or cut off.
+    @Sendable func ready(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        switch readiness.current {
+        case .ready:
+            do {
+                try await database.raw("SELECT 1").run()
+            } catch  where StoreFailure.isUnreachable(error) {
                 return try .json(
-                    ReadyBody(status: "migrating", step: progress.step, done: progress.done, total: progress.total),
-                    status: .serviceUnavailable,
-                    headers: [.retryAfter: "5"]
-                )
-            case .failed(let error):
-                return try .json(ReadyBody(status: "failed", message: error.message), status: .serviceUnavailable)
+                    ReadyBody(status: "store_unavailable", message: "The store cannot be reached."), status: .serviceUnavailable,
+                    headers: [.retryAfter: String(StoreFailure.retryAfter)])
             }
+            return try .json(ReadyBody(status: "ready"))
+        case .starting:
+            return try .json(ReadyBody(status: "starting"), status: .serviceUnavailable, headers: [.retryAfter: "5"])
+        case .migrating(let progress):
+            return try .json(
+                ReadyBody(status: "migrating", step: progress.step, done: progress.done, total: progress.total),
+                status: .serviceUnavailable,
+                headers: [.retryAfter: "5"]
+            )
+        case .failed(let error):
+            return try .json(ReadyBody(status: "failed", message: error.message), status: .serviceUnavailable)
         }
-        routes.get("/metrics") { _, _ in
-            .bytes(MetricsExporter.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
-        }
-        routes.get("/openapi.yaml") { _, _ in
-            .bytes(try OpenAPIDocument.bytes(), contentType: "application/yaml; charset=utf-8")
-        }
+    }
+
+    @Sendable func metrics(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        .bytes(MetricsExporter.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
+
+    @Sendable func openAPI(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        .bytes(try OpenAPIDocument.bytes(), contentType: "application/yaml; charset=utf-8")
     }
 }
 

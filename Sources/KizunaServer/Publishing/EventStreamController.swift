@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// with `Last-Event-ID` (or `?after=`) is first replayed every change after it from the `changes` log; a client
 /// without one first gets `event: snapshot` with the current versions. A comment line every
 /// ``keepAliveInterval`` keeps proxies and mobile networks from dropping an idle stream.
-struct EventStreamController {
+struct EventStreamController: Sendable {
     let feed: ChangeFeed
     let live: LiveDocuments
     let database: KizunaDatabase
@@ -19,41 +19,43 @@ struct EventStreamController {
 
     static let kinds = DocumentKind.allCases.map(\.rawValue)
 
-    func addRoutes(to routes: RouteBuilder) {
-        routes.get("/apps/{app}/events") { request, context in
-            let app = try context.parameters.path("app")
-            let resumeFrom = try Self.lastEventID(request)
-            _ = try await live.versions(app)  // 404 for an unknown app, before the stream opens
-            let body = ResponseBody { writer in
-                // The subscription lives inside the body, so it ends with the response however that ends.
-                try await feed.withSubscription { subscription in
-                    let frames = try await openingFrames(app: app, resumeFrom: resumeFrom, position: subscription.position)
-                    try await writer.write(contentsOf: frames)
-                    let changes = subscription.changes.compactMap { $0.entityId == app ? Self.event($0) : nil }
-                    let (items, input) = AsyncStream.makeStream(of: ByteBuffer.self)
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask {
-                            for await event in changes { input.yield(Self.frame(event)) }
-                            input.finish()
-                        }
-                        group.addTask {
-                            while !Task.isCancelled {
-                                try await Task.sleep(for: keepAliveInterval)
-                                input.yield(ByteBuffer(string: ": keep-alive\n\n"))
-                            }
-                        }
-                        for await item in items.cancelOnGracefulShutdown() { try await writer.write(item) }
-                        group.cancelAll()
+    func addRoutes(to v1: RouterGroup<KizunaRequestContext>) {
+        v1.get("/apps/{app}/events", use: events)
+    }
+
+    @Sendable func events(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let app = try context.parameters.path("app")
+        let resumeFrom = try Self.lastEventID(request)
+        _ = try await live.versions(app)  // 404 for an unknown app, before the stream opens
+        let body = ResponseBody { writer in
+            // The subscription lives inside the body, so it ends with the response however that ends.
+            try await feed.withSubscription { subscription in
+                let frames = try await openingFrames(app: app, resumeFrom: resumeFrom, position: subscription.position)
+                try await writer.write(contentsOf: frames)
+                let changes = subscription.changes.compactMap { $0.entityId == app ? Self.event($0) : nil }
+                let (items, input) = AsyncStream.makeStream(of: ByteBuffer.self)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await event in changes { input.yield(Self.frame(event)) }
+                        input.finish()
                     }
+                    group.addTask {
+                        while !Task.isCancelled {
+                            try await Task.sleep(for: keepAliveInterval)
+                            input.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                        }
+                    }
+                    for await item in items.cancelOnGracefulShutdown() { try await writer.write(item) }
+                    group.cancelAll()
                 }
-                try await writer.finish(nil)
             }
-            return Response(
-                status: .ok,
-                headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", .accelBuffering: "no"],
-                body: body
-            )
+            try await writer.finish(nil)
         }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", .accelBuffering: "no"],
+            body: body
+        )
     }
 
     /// What a stream starts with, before the changes its subscription delivers.

@@ -6,7 +6,7 @@ import Logging
 
 /// Admin routes for published documents, the same for config templates (`/apps/{app}/config…`) and gate
 /// policies (`/apps/{app}/gate…`): read, publish with `If-Match`, dry-run, history, show, diff and rollback.
-struct PublishingController {
+struct PublishingController: Sendable {
     let documents: any DocumentRepository
     /// Dropped at once after a publish, so this instance's device endpoints read their writes; other instances
     /// drop theirs when their change feed delivers the publish.
@@ -15,63 +15,78 @@ struct PublishingController {
     let apps: any AppRepository
     let retention: Int
 
-    func addRoutes(to routes: RouteBuilder) {
-        for kind in DocumentKind.allCases { addRoutes(for: kind, to: routes) }
+    func addRoutes(to admin: RouterGroup<KizunaRequestContext>) {
+        for kind in DocumentKind.allCases {
+            let base = "/apps/{app}/\(kind.rawValue)"
+            admin.get(RouterPath(base)) { try await current($0, $1, kind) }
+            admin.post(RouterPath("\(base):publish")) { try await publish($0, $1, kind) }
+            admin.post(RouterPath("\(base):rollback")) { try await rollback($0, $1, kind) }
+            admin.get(RouterPath("\(base)/versions")) { try await history($0, $1, kind) }
+            admin.get(RouterPath("\(base)/versions/{version}")) { try await show($0, $1, kind) }
+            admin.get(RouterPath("\(base):diff")) { try await diff($0, $1, kind) }
+        }
     }
 
-    private func addRoutes(for kind: DocumentKind, to routes: RouteBuilder) {
-        let base = "/apps/{app}/\(kind.rawValue)"
-        routes.get(base) { _, context in
-            let document = try await documents.current(app: try await appId(context), kind: kind)
-            return try .json(document, headers: [.eTag: document.etag, .cacheControl: "no-store"])
+    /// The live document, with its version as the ETag to publish against.
+    func current(_ request: Request, _ context: KizunaRequestContext, _ kind: DocumentKind) async throws -> Response {
+        let document = try await documents.current(app: try await appId(context), kind: kind)
+        return try .json(document, headers: [.eTag: document.etag, .cacheControl: "no-store"])
+    }
+
+    /// Publishes a new version (`If-Match` required), or with `?validateOnly=true` only checks it.
+    func publish(_ request: Request, _ context: KizunaRequestContext, _ kind: DocumentKind) async throws -> Response {
+        let app = try await appId(context)
+        let body = try await request.decode(as: PublishRequest.self, context: context)
+        try kind.validate(body.document)
+        if request.uri.queryParameters["validateOnly"].map({ $0 == "true" || $0 == "1" }) == true {
+            let current = try await documents.current(app: app, kind: kind)
+            return try .json(DocumentValidation(valid: true, currentVersion: current.version), headers: [.eTag: current.etag])
         }
-        routes.post("\(base):publish") { request, context in
-            let app = try await appId(context)
-            let body = try await request.decode(as: PublishRequest.self, context: context)
-            try kind.validate(body.document)
-            if request.uri.queryParameters["validateOnly"].map({ $0 == "true" || $0 == "1" }) == true {
-                let current = try await documents.current(app: app, kind: kind)
-                return try .json(DocumentValidation(valid: true, currentVersion: current.version), headers: [.eTag: current.etag])
+        return try await publish(body.document, kind: kind, app: app, message: body.message, rollbackOf: nil, request, context)
+    }
+
+    /// Publishes a kept version again, as a new version.
+    func rollback(_ request: Request, _ context: KizunaRequestContext, _ kind: DocumentKind) async throws -> Response {
+        let app = try await appId(context)
+        let body = try await request.decode(as: RollbackRequest.self, context: context)
+        guard let target = try await documents.find(app: app, kind: kind, version: body.version) else {
+            throw KizunaError(
+                .notFound,
+                "Version \(body.version) of the \(kind.title) is not kept; `history` lists the versions you can roll back to.",
+                field: "$.version"
+            )
+        }
+        let message = body.message ?? "Roll back to version \(target.version)"
+        return try await publish(target.document, kind: kind, app: app, message: message, rollbackOf: target.version, request, context)
+    }
+
+    /// The kept versions, newest first, a page at a time (`?limit`, `?before`).
+    func history(_ request: Request, _ context: KizunaRequestContext, _ kind: DocumentKind) async throws -> Response {
+        let limit = try request.uri.queryParameters.int("limit", default: 50, in: 1...300)
+        let before = try request.uri.queryParameters.optionalInt("before")
+        return try .json(
+            DocumentHistory(versions: try await documents.history(app: try await appId(context), kind: kind, before: before, limit: limit)))
+    }
+
+    func show(_ request: Request, _ context: KizunaRequestContext, _ kind: DocumentKind) async throws -> Response {
+        let document = try await version(context.parameters.path("version"), kind: kind, context: context)
+        return try .json(document, headers: [.eTag: document.etag])
+    }
+
+    /// What changed from `?from=N` to `?to=M` (or to the live version).
+    func diff(_ request: Request, _ context: KizunaRequestContext, _ kind: DocumentKind) async throws -> Response {
+        let app = try await appId(context)
+        guard let from = request.uri.queryParameters["from"] else {
+            throw KizunaError(.badRequest, "Give the version to compare from as ?from=N (and optionally &to=M).", field: "from")
+        }
+        let old = try await version(String(from), kind: kind, context: context)
+        let new =
+            if let to = request.uri.queryParameters["to"] {
+                try await version(String(to), kind: kind, context: context)
+            } else {
+                try await documents.current(app: app, kind: kind)
             }
-            return try await publish(body.document, kind: kind, app: app, message: body.message, rollbackOf: nil, request, context)
-        }
-        routes.post("\(base):rollback") { request, context in
-            let app = try await appId(context)
-            let body = try await request.decode(as: RollbackRequest.self, context: context)
-            guard let target = try await documents.find(app: app, kind: kind, version: body.version) else {
-                throw KizunaError(
-                    .notFound,
-                    "Version \(body.version) of the \(kind.title) is not kept; `history` lists the versions you can roll back to.",
-                    field: "$.version"
-                )
-            }
-            let message = body.message ?? "Roll back to version \(target.version)"
-            return try await publish(target.document, kind: kind, app: app, message: message, rollbackOf: target.version, request, context)
-        }
-        routes.get("\(base)/versions") { request, context in
-            let limit = try request.uri.queryParameters.int("limit", default: 50, in: 1...300)
-            let before = try request.uri.queryParameters.optionalInt("before")
-            return try .json(
-                DocumentHistory(versions: try await documents.history(app: try await appId(context), kind: kind, before: before, limit: limit)))
-        }
-        routes.get("\(base)/versions/{version}") { _, context in
-            let document = try await version(context.parameters.path("version"), kind: kind, context: context)
-            return try .json(document, headers: [.eTag: document.etag])
-        }
-        routes.get("\(base):diff") { request, context in
-            let app = try await appId(context)
-            guard let from = request.uri.queryParameters["from"] else {
-                throw KizunaError(.badRequest, "Give the version to compare from as ?from=N (and optionally &to=M).", field: "from")
-            }
-            let old = try await version(String(from), kind: kind, context: context)
-            let new =
-                if let to = request.uri.queryParameters["to"] {
-                    try await version(String(to), kind: kind, context: context)
-                } else {
-                    try await documents.current(app: app, kind: kind)
-                }
-            return try .json(DocumentDiff(from: old.version, to: new.version, changes: old.document.changes(to: new.document)))
-        }
+        return try .json(DocumentDiff(from: old.version, to: new.version, changes: old.document.changes(to: new.document)))
     }
 
     private func publish(

@@ -27,7 +27,7 @@ struct WebController: Sendable {
         var newPassword: String
     }
 
-    func addRoutes(to root: RouteBuilder) {
+    func addRoutes(to root: RouterGroup<KizunaRequestContext>) {
         root.get("/.well-known/change-password", use: changePasswordRedirect)
         root.get("/account", use: accountPage)
         root.get("/account/sign-in", use: signInPage)
