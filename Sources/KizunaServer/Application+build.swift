@@ -89,7 +89,7 @@ struct ServerParts {
         apps.addAdminRoutes(to: admin)
         PublishingController(documents: documents, live: live, apps: appRepository, retention: configuration.documentRetention).addRoutes(to: admin)
         DeviceController(live: live, limiter: InstallRateLimiter(limit: configuration.deviceRateLimit)).addRoutes(to: v1)
-        EventStreamController(feed: feed, live: live, database: database, keepAliveInterval: configuration.eventKeepAlive)
+        EventStreamController(feed: feed, live: live, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
 
         let web = configuration.effectiveWeb

@@ -14,7 +14,6 @@ import ServiceLifecycle
 struct EventStreamController: Sendable {
     let feed: ChangeFeed
     let live: LiveDocuments
-    let database: KizunaDatabase
     let keepAliveInterval: Duration
 
     static let kinds = DocumentKind.allCases.map(\.rawValue)
@@ -88,7 +87,7 @@ struct EventStreamController: Sendable {
     /// The subscription already holds every change after `position`, so nothing is missed or sent twice.
     private func openingFrames(app: String, resumeFrom: Int64?, position: Int64) async throws -> [ByteBuffer] {
         let retry = ByteBuffer(string: "retry: 2000\n\n")
-        let oldest = try await database.withSession { try await ChangeLog.oldestSeq(on: $0) }
+        let oldest = try await feed.oldestKept()
         switch Self.opening(resumeFrom: resumeFrom, oldest: oldest, position: position) {
         case .snapshot:
             // Loaded after subscribing: the feed drops cached entries before it moves its position.
@@ -96,26 +95,11 @@ struct EventStreamController: Sendable {
             let snapshot = EventSnapshot(config: versions.config, gate: versions.gate, seq: position)
             return [retry, Self.frame(event: "snapshot", id: position, data: snapshot)]
         case .replay(let after, let through):
-            return try await [retry] + replay(app: app, after: after, through: through)
+            let changes = try await feed.replay(after: after, through: through, kinds: Self.kinds, entityId: app)
+            return [retry] + changes.compactMap(Self.event).map(Self.frame)
         case .nothing:
             return [retry]
         }
-    }
-
-    /// The app's changes in `(after, through]` as frames, read from the log in batches.
-    private func replay(app: String, after start: Int64, through end: Int64) async throws -> [ByteBuffer] {
-        var frames: [ByteBuffer] = []
-        var after = start
-        while after < end {
-            let cursor = after
-            let batch = try await database.withSession {
-                try await ChangeLog.read(after: cursor, limit: 500, kinds: Self.kinds, entityId: app, on: $0)
-            }
-            frames += batch.filter { $0.seq <= end }.compactMap(Self.event).map(Self.frame)
-            guard let last = batch.last, batch.count == 500 else { break }
-            after = last.seq
-        }
-        return frames
     }
 
     private static func lastEventID(_ request: Request) throws(KizunaError) -> Int64? {

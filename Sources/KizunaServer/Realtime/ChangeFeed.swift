@@ -166,6 +166,30 @@ package final class ChangeFeed: Service, Sendable {
         }
     }
 
+    /// The oldest seq the log still keeps, or `nil` when it is empty: a subscriber resuming from before it has missed
+    /// changes and must start over from a snapshot.
+    package func oldestKept() async throws -> Int64? {
+        try await database.withSession { try await ChangeLog.oldestSeq(on: $0) }
+    }
+
+    /// The changes in `(after, through]`, oldest first, read from the log in batches; only `kinds` and `entityId`
+    /// when given. A subscriber resuming from `after` replays these with its subscription's position as `through`,
+    /// and the subscription delivers the rest: nothing is missed or seen twice.
+    package func replay(after start: Int64, through end: Int64, kinds: [String]? = nil, entityId: String? = nil) async throws -> [ChangeRecord] {
+        var changes: [ChangeRecord] = []
+        var after = start
+        while after < end {
+            let cursor = after
+            let batch = try await database.withSession {
+                try await ChangeLog.read(after: cursor, limit: 500, kinds: kinds, entityId: entityId, on: $0)
+            }
+            changes += batch.prefix { $0.seq <= end }
+            guard let last = batch.last, batch.count == 500, last.seq < end else { break }
+            after = last.seq
+        }
+        return changes
+    }
+
     /// Reads and dispatches every change after the current position.
     private func catchUp() async throws {
         while true {
