@@ -130,18 +130,21 @@ package final class ChangeFeed: Service, Sendable {
     }
 
     package func run() async throws {
+        // However the feed ends (shutdown, a failed start-up, an unreadable log), nobody is left waiting on it:
+        // waiters are released and subscribers finished.
+        defer { perform(state.withLock { $0.machine.stop() }) }
         if let readiness {
             // The log exists once migrations are done. Shutdown may come first, and a failed start-up leaves the
             // feed idle (readiness reports why) until shutdown.
             let state = await cancelWhenGracefulShutdown { await readiness.settled() }
             guard state == .ready else {
+                perform(self.state.withLock { $0.machine.stop() })  // nothing to wait for: release any waiter now
                 try? await gracefulShutdown()
                 return
             }
         }
         let start = try await database.withSession { try await ChangeLog.latestSeq(on: $0) }
         perform(state.withLock { $0.machine.start(position: start) })
-        defer { perform(state.withLock { $0.machine.stop() }) }
         await withTaskGroup(of: Void.self) { group in
             if database.engine == .postgres, let configuration = database.postgresConfiguration {
                 group.addTask { await self.listen(configuration) }
