@@ -14,7 +14,8 @@ struct Kizuna: AsyncParsableCommand {
             """,
         version: KizunaVersion.current,
         subcommands: [
-            ServeCommand.self, MigrateCommand.self, AdminCommand.self, AppCommand.self, ConfigCommand.self, GateCommand.self, UserCommand.self,
+            ServeCommand.self, MigrateCommand.self, AdminCommand.self, AppCommand.self, ConfigCommand.self, GateCommand.self, SchemaCommand.self,
+            UserCommand.self,
             AASACommand.self, VersionCommand.self,
         ]
     )

@@ -10,33 +10,41 @@ extension AdminClient {
     /// Publishes a new version.
     /// - Parameters:
     ///   - expecting: The version this one replaces; a different current version fails with `precondition_failed`.
-    /// - Throws: `validation_failed` listing every problem (nothing changes), `precondition_failed`, `not_found`.
+    ///   - allowDestructive: For a data schema: also apply changes that drop or narrow stored data.
+    /// - Throws: `validation_failed` listing every problem (nothing changes), `precondition_failed`, `not_found`,
+    ///   and for a data schema `destructive_change` listing what would be lost.
     public func publish(
-        _ kind: DocumentKind, app: String, document: JSONValue, message: String?, expecting: ExpectedVersion
+        _ kind: DocumentKind, app: String, document: JSONValue, message: String?, expecting: ExpectedVersion, allowDestructive: Bool = false
     )
         async throws(KizunaError) -> PublishedDocument
     {
         try await http.send(
-            "POST", try documentPath(kind, app) + ":publish", body: PublishRequest(document: document, message: message),
-            headers: ["If-Match": expecting.ifMatch])
+            "POST", try documentPath(kind, app) + ":publish" + (allowDestructive ? "?allowDestructive=true" : ""),
+            body: PublishRequest(document: document, message: message), headers: ["If-Match": expecting.ifMatch])
     }
 
-    /// Validates a document without publishing it. - Throws: `validation_failed` listing every problem.
-    public func validate(_ kind: DocumentKind, app: String, document: JSONValue) async throws(KizunaError) -> DocumentValidation {
+    /// Validates a document without publishing it; for a data schema, also lists what publishing it would change.
+    /// - Parameter allowDestructive: For a data schema: list destructive changes instead of refusing them.
+    /// - Throws: `validation_failed` listing every problem; `destructive_change` for a data schema unless allowed.
+    public func validate(
+        _ kind: DocumentKind, app: String, document: JSONValue, allowDestructive: Bool = false
+    ) async throws(KizunaError) -> DocumentValidation {
         try await http.send(
-            "POST", try documentPath(kind, app) + ":publish?validateOnly=true", body: PublishRequest(document: document, message: nil))
+            "POST", try documentPath(kind, app) + ":publish?validateOnly=true" + (allowDestructive ? "&allowDestructive=true" : ""),
+            body: PublishRequest(document: document, message: nil))
     }
 
     /// Publishes a kept version again as a new version.
-    /// - Throws: `not_found` when the version is not kept, `precondition_failed`.
+    /// - Parameter allowDestructive: For a data schema: also apply changes that drop or narrow stored data.
+    /// - Throws: `not_found` when the version is not kept, `precondition_failed`, `destructive_change`.
     public func rollback(
-        _ kind: DocumentKind, app: String, to version: Int64, message: String?, expecting: ExpectedVersion
+        _ kind: DocumentKind, app: String, to version: Int64, message: String?, expecting: ExpectedVersion, allowDestructive: Bool = false
     )
         async throws(KizunaError) -> PublishedDocument
     {
         try await http.send(
-            "POST", try documentPath(kind, app) + ":rollback", body: RollbackRequest(version: version, message: message),
-            headers: ["If-Match": expecting.ifMatch])
+            "POST", try documentPath(kind, app) + ":rollback" + (allowDestructive ? "?allowDestructive=true" : ""),
+            body: RollbackRequest(version: version, message: message), headers: ["If-Match": expecting.ifMatch])
     }
 
     /// Kept versions, newest first.

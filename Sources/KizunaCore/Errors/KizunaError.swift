@@ -87,6 +87,8 @@ extension KizunaError.Code {
     public static let methodNotAllowed: Self = "method_not_allowed"
     /// The thing already exists.
     public static let conflict: Self = "conflict"
+    /// A data schema publish would drop or narrow what is stored; publish with `allowDestructive` to do it anyway.
+    public static let destructiveChange: Self = "destructive_change"
     /// A precondition (such as `If-Match`) failed.
     public static let preconditionFailed: Self = "precondition_failed"
     /// The request body is larger than the server accepts.

@@ -6,6 +6,11 @@ public enum DocumentKind: String, Sendable, Hashable, CaseIterable, Codable {
     case config
     /// An update gate policy.
     case gate
+    /// The app's data schema: GraphQL SDL declaring its models, as `{"sdl": "type Message @model { … }"}`.
+    case schema
+
+    /// The kinds devices read (`config:fetch`, `gate:check`) and hear of on the event stream.
+    public static let servedToDevices: [DocumentKind] = [.config, .gate]
 
     /// Checks a document of this kind, listing every problem.
     public func validate(_ document: JSONValue) throws(KizunaError) {
@@ -18,6 +23,7 @@ public enum DocumentKind: String, Sendable, Hashable, CaseIterable, Codable {
         switch self {
         case .config: _ = try RemoteConfigTemplate(parsing: document)
         case .gate: _ = try GatePolicy(parsing: document)
+        case .schema: _ = try SchemaDocument.sdl(in: document)  // the SDL itself is checked by the server's parser
         }
     }
 
@@ -30,6 +36,7 @@ public enum DocumentKind: String, Sendable, Hashable, CaseIterable, Codable {
         switch self {
         case .config: "config template"
         case .gate: "gate policy"
+        case .schema: "data schema"
         }
     }
 }
@@ -123,9 +130,12 @@ public struct DocumentDiff: Sendable, Codable, Hashable {
 public struct DocumentValidation: Sendable, Codable, Hashable {
     public var valid: Bool
     public var currentVersion: Int64
-    public init(valid: Bool, currentVersion: Int64) {
+    /// For a data schema: what publishing it would change in the store, against the live version.
+    public var changes: [SchemaChangeInfo]?
+    public init(valid: Bool, currentVersion: Int64, changes: [SchemaChangeInfo]? = nil) {
         self.valid = valid
         self.currentVersion = currentVersion
+        self.changes = changes
     }
 }
 

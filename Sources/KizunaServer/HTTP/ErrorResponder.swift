@@ -97,7 +97,7 @@ struct ErrorMiddleware: RouterMiddleware {
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
-        case .conflict: .conflict
+        case .conflict, .destructiveChange: .conflict
         case .preconditionFailed: .preconditionFailed
         case .payloadTooLarge: .contentTooLarge
         case .rateLimited, .throttled: .tooManyRequests

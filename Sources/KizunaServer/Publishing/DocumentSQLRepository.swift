@@ -46,7 +46,8 @@ package struct DocumentSQLRepository: DocumentRepository {
         author: String,
         message: String?,
         rollbackOf: Int64?,
-        retention: Int
+        retention: Int,
+        effect: PublishEffect?
     ) async throws -> PublishedDocument {
         let text = String(decoding: try Self.encoder.encode(body), as: UTF8.self)
         let published = try await database.transaction { db in
@@ -57,7 +58,8 @@ package struct DocumentSQLRepository: DocumentRepository {
             guard try await lock.first() != nil else {
                 throw KizunaError.noSuchApp(app)
             }
-            let current = try await Self.current(app: app, kind: kind, db)?.version ?? 0
+            let replaced = try await Self.current(app: app, kind: kind, db)
+            let current = replaced?.version ?? 0
             if case .version(let version) = expected, version != current {
                 throw KizunaError(
                     .preconditionFailed,
@@ -66,6 +68,7 @@ package struct DocumentSQLRepository: DocumentRepository {
                     field: "If-Match"
                 )
             }
+            try await effect?(replaced?.document ?? PublishedDocument.initial.document, db)
             let document = PublishedDocument(
                 version: current + 1,
                 document: body,

@@ -16,7 +16,8 @@ struct EventStreamController: Sendable {
     let live: LiveDocuments
     let keepAliveInterval: Duration
 
-    static let kinds = DocumentKind.allCases.map(\.rawValue)
+    /// The kinds a device hears of; publishing the data schema is an operator's business.
+    static let kinds = DocumentKind.servedToDevices.map(\.rawValue)
 
     func addRoutes(to v1: RouterGroup<KizunaRequestContext>) {
         v1.get("/apps/{app}/events", use: events)
@@ -114,7 +115,9 @@ struct EventStreamController: Sendable {
 
     /// The event a change of the log stands for, or `nil` for changes of other kinds.
     static func event(_ change: ChangeRecord) -> PublishEvent? {
-        DocumentKind(rawValue: change.kind).map { PublishEvent(kind: $0, version: change.version, seq: change.seq) }
+        DocumentKind(rawValue: change.kind).flatMap { kind in
+            DocumentKind.servedToDevices.contains(kind) ? PublishEvent(kind: kind, version: change.version, seq: change.seq) : nil
+        }
     }
 
     static func frame(_ event: PublishEvent) -> ByteBuffer {

@@ -38,9 +38,16 @@ struct PublishingController: Sendable {
         let app = try await appId(context)
         let body = try await request.decode(as: PublishRequest.self, context: context)
         try kind.validate(body.document)
-        if request.uri.queryParameters["validateOnly"].map({ $0 == "true" || $0 == "1" }) == true {
+        if Self.flag("validateOnly", request) {
             let current = try await documents.current(app: app, kind: kind)
-            return try .json(DocumentValidation(valid: true, currentVersion: current.version), headers: [.eTag: current.etag])
+            var validation = DocumentValidation(valid: true, currentVersion: current.version)
+            if kind == .schema {
+                // What the publish would do to the store; refused as the publish would be, unless allowed.
+                let plan = try SchemaPublishing.plan(from: current.document, to: body.document).plan
+                try SchemaPublishing.check(plan, allowDestructive: Self.flag("allowDestructive", request))
+                validation.changes = plan.changes.map(SchemaPublishing.info)
+            }
+            return try .json(validation, headers: [.eTag: current.etag])
         }
         return try await publish(body.document, kind: kind, app: app, message: body.message, rollbackOf: nil, request, context)
     }
@@ -99,6 +106,9 @@ struct PublishingController: Sendable {
         _ context: KizunaRequestContext
     ) async throws -> Response {
         let expected = try Self.expectedVersion(request.headers[.ifMatch], kind: kind)
+        let effect: PublishEffect? =
+            kind == .schema
+            ? SchemaPublishing.effect(of: document, app: app, allowDestructive: Self.flag("allowDestructive", request)) : nil
         let published = try await documents.publish(
             app: app,
             kind: kind,
@@ -107,7 +117,8 @@ struct PublishingController: Sendable {
             author: context.adminToken?.name ?? "unknown",
             message: message,
             rollbackOf: rollbackOf,
-            retention: retention
+            retention: retention,
+            effect: effect
         )
         live.invalidate(app)
         context.logger.notice(
@@ -115,6 +126,11 @@ struct PublishingController: Sendable {
             metadata: ["app": "\(app)", "version": "\(published.version)", "rollbackOf": "\(rollbackOf.map(String.init) ?? "-")"]
         )
         return try .json(published, headers: [.eTag: published.etag])
+    }
+
+    /// Whether the query sets `name` (`?name=true` or `?name=1`).
+    private static func flag(_ name: String, _ request: Request) -> Bool {
+        request.uri.queryParameters[name[...]].map { $0 == "true" || $0 == "1" } ?? false
     }
 
     /// Reads `If-Match`: `*` or one strong ETag `"<version>"`.

@@ -1,0 +1,61 @@
+import KizunaCore
+import SQLKit
+
+/// What publishing a data schema does besides recording it: the plan against the live version, refused when it is
+/// destructive unless the publish allows that, and the tables changed in the publish's own transaction, so the
+/// schema that is live and the tables that hold its models never disagree, whatever stops the server.
+package enum SchemaPublishing {
+    /// The schema `document` declares, and the plan from the schema in `replaced` to it.
+    /// - Throws: `validation_failed` listing every problem of the new SDL.
+    package static func plan(
+        from replaced: JSONValue, to document: JSONValue
+    ) throws(KizunaError) -> (
+        schema: DataSchema, previous: DataSchema, plan: SchemaPlan
+    ) {
+        let schema = try DataSchema(sdl: try SchemaDocument.sdl(in: document))
+        let previous: DataSchema
+        do {
+            previous = try DataSchema(sdl: try SchemaDocument.sdl(in: replaced))
+        } catch {
+            // It was valid when it was published; a parser that changed since must not make it unreplaceable.
+            throw KizunaError(
+                .internalError, "The live data schema no longer parses: \(error.message) Publish with allowDestructive to replace it.")
+        }
+        return (schema, previous, SchemaPlan(from: previous, to: schema))
+    }
+
+    /// Throws `destructive_change` listing every destructive change of `plan`, unless `allowed`.
+    package static func check(_ plan: SchemaPlan, allowDestructive allowed: Bool) throws(KizunaError) {
+        let destructive = plan.changes.filter(\.isDestructive)
+        guard !allowed, !destructive.isEmpty else { return }
+        throw KizunaError(
+            .destructiveChange,
+            "Publishing this schema would drop or narrow stored data (\(destructive.count) change\(destructive.count == 1 ? "" : "s")); "
+                + "publish with allowDestructive to do it anyway.",
+            field: "sdl",
+            details: destructive.map {
+                KizunaError.Detail(
+                    code: $0.action.rawValue, message: $0.summary, field: [$0.model, $0.field ?? $0.index].compactMap { $0 }.joined(separator: "."))
+            }
+        )
+    }
+
+    /// The publish effect of a schema document: plan against the version it replaces (read inside the publish's
+    /// transaction, so a racing publish cannot slip between plan and change), refuse what is not allowed, and run
+    /// the DDL.
+    package static func effect(of document: JSONValue, app: String, allowDestructive: Bool) -> PublishEffect {
+        { replaced, db in
+            let (schema, previous, plan) = try plan(from: replaced, to: document)
+            try check(plan, allowDestructive: allowDestructive)
+            let statements = DataTables.statements(for: plan, app: app, schema: schema, previous: previous, dialect: .init(db))
+            for statement in statements { try await db.raw("\(unsafeRaw: statement)").run() }
+        }
+    }
+
+    /// A change as the admin API lists it.
+    package static func info(_ change: SchemaChange) -> SchemaChangeInfo {
+        SchemaChangeInfo(
+            action: change.action.rawValue, model: change.model, field: change.field, index: change.index, destructive: change.isDestructive,
+            summary: change.summary)
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import KizunaClient
+import KizunaCore
+import Testing
+
+@testable import kizuna
+
+/// `kizuna schema …`, run in-process against a real server on a loopback port.
+@Suite("kizuna schema")
+struct SchemaCommandTests {
+    @Test func schemaCommandsPlanPublishAndRollBack() async throws {
+        try await CLIServer.run { server in
+            let (admin, directory) = (server.admin, server.directory)
+            _ = try await admin.createApp(NewApp(id: "shop", name: "Shop", platform: .ios, bundleId: "com.example.shop", teamId: "ABCDE12345"))
+            func kizuna(_ arguments: [String]) async throws { try await server.kizuna(arguments + ["--app", "shop"]) }
+            let file = directory.appendingPathComponent("schema.graphql")
+
+            try Data("type Note @model {\n  text: String!\n}\n".utf8).write(to: file)
+            try await kizuna(["schema", "plan", "-f", file.path])
+            try await kizuna(["schema", "publish", "-f", file.path, "-m", "notes"])
+            let live = try await admin.document(.schema, app: "shop")
+            #expect(live.version == 1 && live.message == "notes")
+            #expect(try SchemaDocument.sdl(in: live.document).contains("type Note @model"))
+
+            // Dropping the field is refused (exit 1) until allowed; the plan lists it either way.
+            try Data("type Note @model {\n  title: String\n}\n".utf8).write(to: file)
+            try await kizuna(["schema", "plan", "-f", file.path])
+            await #expect(throws: ExitCode.failure) { try await kizuna(["schema", "publish", "-f", file.path]) }
+            #expect(try await admin.document(.schema, app: "shop").version == 1)
+            try await kizuna(["schema", "publish", "-f", file.path, "--allow-destructive"])
+            #expect(try await admin.document(.schema, app: "shop").version == 2)
+
+            // Invalid SDL is refused whole; show, history, diff and rollback work as for config and gate.
+            try Data("type Note @model {\n  text: Strin\n}\n".utf8).write(to: file)
+            await #expect(throws: ExitCode.failure) { try await kizuna(["schema", "publish", "-f", file.path, "--validate-only"]) }
+            try await kizuna(["schema", "show"])
+            try await kizuna(["schema", "show", "1"])
+            try await kizuna(["schema", "history"])
+            try await kizuna(["schema", "diff", "1", "2"])
+            await #expect(throws: ExitCode.failure) { try await kizuna(["schema", "rollback", "1"]) }
+            try await kizuna(["schema", "rollback", "1", "--allow-destructive"])
+            #expect(try await admin.document(.schema, app: "shop").version == 3)
+        }
+    }
+}
