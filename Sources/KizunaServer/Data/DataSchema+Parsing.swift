@@ -96,10 +96,14 @@ struct DataSchemaChecker {
 
     /// The checked schema, or `validation_failed` listing every problem.
     func schema() throws(KizunaError) -> DataSchema {
-        guard let first = problems.first else { return DataSchema(models: drafts.map(\.model), enums: enums) }
-        let place = first.line.map { "line \($0), column \(first.column ?? 1): " } ?? ""
-        let more = problems.count > 1 ? " (and \(problems.count - 1) more \(problems.count == 2 ? "problem" : "problems"))" : ""
-        throw KizunaError(.validationFailed, "The data schema is not valid: \(place)\(first.message)\(more)", field: "sdl", details: problems)
+        guard !problems.isEmpty else { return DataSchema(models: drafts.map(\.model), enums: enums) }
+        // In the order they appear in the file, whichever phase found them, so a person reads them top to bottom.
+        func place(_ index: Int) -> [Int] { [problems[index].line ?? 0, problems[index].column ?? 0, index] }
+        let sorted = problems.indices.sorted { place($0).lexicographicallyPrecedes(place($1)) }.map { problems[$0] }
+        let first = sorted[0]
+        let location = first.line.map { "line \($0), column \(first.column ?? 1): " } ?? ""
+        let more = sorted.count > 1 ? " (and \(sorted.count - 1) more \(sorted.count == 2 ? "problem" : "problems"))" : ""
+        throw KizunaError(.validationFailed, "The data schema is not valid: \(location)\(first.message)\(more)", field: "sdl", details: sorted)
     }
 
     /// Reads every definition: names first, then enums, then models and what links them.
