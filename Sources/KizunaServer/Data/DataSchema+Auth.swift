@@ -89,7 +89,8 @@ extension DataSchemaChecker {
         guard let field = target.allFields.first(where: { $0.name == fieldName }) else {
             problem(
                 "unknown_field",
-                "\(model.name): the rule via \(via) looks for \(target.name).\(fieldName), which \(target.name) does not have; declare \(fieldName): String or [String] there.",
+                "\(model.name): the rule via \(via) looks for \(target.name).\(fieldName), which \(target.name) does not have; "
+                    + "declare \(fieldName): String or [String] there.",
                 at: rule.ownerFieldNode ?? rule.viaNode ?? rule.node)
             return nil
         }

@@ -136,7 +136,8 @@ struct DataSchemaChecker {
                     "too_many_models", "A data schema holds at most \(Self.maximumModels) models; \(object.name.value) is one too many.",
                     at: object.name)
             }
-            drafts.append(readModel(object))
+            let draft = readModel(object)
+            drafts.append(draft)
         }
         resolveRelations()
         resolveRules()

@@ -67,7 +67,8 @@ extension DataSchemaChecker {
                 let fields = back.map(\.field).joined(separator: ", ")
                 problem(
                     "ambiguous_relation",
-                    "\(subject): \(target.name) has several @belongsTo fields back to \(draft.name) (\(fields)); say which with references: [\"…\"].",
+                    "\(subject): \(target.name) has several @belongsTo fields back to \(draft.name) (\(fields)); "
+                        + "say which with references: [\"…\"].",
                     at: node)
                 return nil
             }
@@ -76,7 +77,8 @@ extension DataSchemaChecker {
         guard let field = target.fields.first(where: { $0.name == name }) else {
             problem(
                 "unknown_field",
-                "\(subject): @hasMany needs \(target.name).\(name) to hold the \(draft.name)'s id, but there is none; declare \(name): ID on \(target.name).",
+                "\(subject): @hasMany needs \(target.name).\(name) to hold the \(draft.name)'s id, but there is none; "
+                    + "declare \(name): ID on \(target.name).",
                 at: node)
             return nil
         }
@@ -123,7 +125,8 @@ extension DataSchemaChecker {
                     if !Self.isName(given) || given.count > Self.maximumFieldNameLength {
                         problem(
                             "bad_name",
-                            "\(subject): the index name \"\(given)\" must be letters, digits and _, not starting with a digit, at most \(Self.maximumFieldNameLength) characters.",
+                            "\(subject): the index name \"\(given)\" must be letters, digits and _, not starting with a digit, "
+                                + "at most \(Self.maximumFieldNameLength) characters.",
                             at: argument.value)
                     }
                 }
