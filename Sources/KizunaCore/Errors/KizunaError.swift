@@ -38,7 +38,11 @@ public struct KizunaError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         var text = "\(code.rawValue): \(message)"
         if let field { text += " (field: \(field))" }
-        for detail in details { text += "\n  - \(detail.field.map { "\($0): " } ?? "")\(detail.message)" }
+        for detail in details {
+            // A text document's problem also says where it is, so a CLI user can jump to it.
+            let place = detail.line.map { line in "line \(line)\(detail.column.map { ", column \($0)" } ?? ""): " } ?? ""
+            text += "\n  - \(detail.field.map { "\($0): " } ?? "")\(place)\(detail.message)"
+        }
         return text
     }
 
@@ -50,12 +54,25 @@ public struct KizunaError: Error, Hashable, Sendable, CustomStringConvertible {
         public var message: String
         /// The field the problem is about.
         public var field: String?
+        /// The 1-based line in the submitted text where the problem is, for documents people write as text (a data
+        /// schema's SDL); `nil` for JSON input, whose ``field`` path already says where.
+        public var line: Int?
+        /// The 1-based column on ``line``, counted in characters; `nil` when ``line`` is.
+        public var column: Int?
 
         /// Creates a detail.
-        public init(code: String, message: String, field: String? = nil) {
+        /// - Parameters:
+        ///   - code: The stable code of this problem.
+        ///   - message: A message a person can act on.
+        ///   - field: The field the problem is about.
+        ///   - line: The 1-based line in a text document, when the input is one.
+        ///   - column: The 1-based column on that line.
+        public init(code: String, message: String, field: String? = nil, line: Int? = nil, column: Int? = nil) {
             self.code = code
             self.message = message
             self.field = field
+            self.line = line
+            self.column = column
         }
     }
 
