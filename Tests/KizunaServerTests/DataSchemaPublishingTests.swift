@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HummingbirdTesting
 import KizunaCore
 import SQLKit
 import Testing

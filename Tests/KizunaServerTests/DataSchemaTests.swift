@@ -153,7 +153,7 @@ struct DataSchemaTests {
         ("ID", "general", "general"),
         ("DateTime", "2025-01-31T09:00:00Z", "2025-01-31T09:00:00Z"),
         ("AWSDateTime", "2025-01-31T09:00:00.250+09:00", "2025-01-31T09:00:00.250+09:00"),
-        ("JSON", #"{"a": [1, true]}"#, ["a": [1, true]]),
+        ("JSON", #"{"a": [1, true]}"#, JSONValue.object(["a": .array([.number(1), .bool(true)])])),
         ("Level", "HIGH", "HIGH"),
     ])
     func defaultsAreConvertedToTheFieldsType(_ type: String, _ text: String, _ expected: JSONValue) throws {
