@@ -89,6 +89,7 @@ struct ServerParts {
         apps.addAdminRoutes(to: admin)
         PublishingController(documents: documents, live: live, apps: appRepository, retention: configuration.documentRetention).addRoutes(to: admin)
         DeviceController(live: live, limiter: InstallRateLimiter(limit: configuration.deviceRateLimit)).addRoutes(to: v1)
+        DataController(documents: documents, apps: appRepository).addAdminRoutes(to: admin)
         EventStreamController(feed: feed, live: live, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
 

@@ -1,0 +1,90 @@
+import Foundation
+import GraphQL
+import KizunaCore
+import OrderedCollections
+
+/// The GraphQL API generated from an app's data schema: an object type per model, with Amplify's shapes and names
+/// (`getX`, `listXs`, `createX`, `ModelXFilterInput`, `ModelXConnection`, …) so app teams' tooling and habits carry
+/// over, plus one query per `@index` (`listXsBy<Index>`) and `syncXs` for offline caches.
+///
+/// Built with the GraphQL package's own type system, so introspection, validation and `printSchema` come with it.
+/// The same builder will take the resolvers; without them it describes the API (the client SDL an app's codegen
+/// reads).
+package struct ClientSchema {
+    package let schema: GraphQLSchema
+    /// Kept as long as the schema: GraphQL reads object and input fields lazily, through closures that hold the
+    /// types weakly (a strong hold would be a cycle through the types they make).
+    private let types: ClientTypes
+
+    /// The API of `data`.
+    /// - Throws: what the GraphQL package throws for a type system it refuses (a bug here, never the app's input:
+    ///   `DataSchema` accepts only names and shapes that build).
+    package init(_ data: DataSchema) throws {
+        let types = ClientTypes(data)
+        self.types = types
+        var query: GraphQLFieldMap = [:]
+        var mutation: GraphQLFieldMap = [:]
+        for model in data.models {
+            let names = ClientNames(model: model.name)
+            let object = try types.object(model.name)
+            let connection = try types.connection(model.name)
+            query[names.get] = GraphQLField(type: object, args: ["id": GraphQLArgument(type: GraphQLNonNull(GraphQLID))])
+            query[names.list] = GraphQLField(type: GraphQLNonNull(connection), args: try types.pageArguments(model))
+            for index in model.indexes {
+                query[names.list(by: index.name)] = GraphQLField(type: GraphQLNonNull(connection), args: try types.indexArguments(model, index))
+            }
+            query[names.sync] = GraphQLField(
+                type: GraphQLNonNull(try types.syncConnection(model.name)),
+                description: "Every \(model.name) created, changed or deleted after `since` (a `lastSeq`), in that order.",
+                args: [
+                    "since": GraphQLArgument(type: GraphQLString, description: "The `lastSeq` of the previous sync; from the start when left out."),
+                    "limit": GraphQLArgument(type: GraphQLInt), "nextToken": GraphQLArgument(type: GraphQLString),
+                ])
+            let condition = GraphQLArgument(type: try types.filter(model.name, condition: true))
+            mutation[names.create] = GraphQLField(
+                type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.createInput(model))), "condition": condition])
+            mutation[names.update] = GraphQLField(
+                type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.updateInput(model))), "condition": condition])
+            mutation[names.delete] = GraphQLField(
+                type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.deleteInput(model))), "condition": condition])
+        }
+        if query.isEmpty {
+            // GraphQL needs a query type with a field; an app without models still answers introspection.
+            query["_models"] = GraphQLField(type: GraphQLNonNull(GraphQLInt), description: "How many models the schema declares (none yet).")
+        }
+        schema = try GraphQLSchema(
+            query: try GraphQLObjectType(name: "Query", fields: query),
+            mutation: mutation.isEmpty ? nil : try GraphQLObjectType(name: "Mutation", fields: mutation),
+            types: types.registered()
+        )
+    }
+
+    /// The API as SDL, for an app's codegen and for people.
+    package var sdl: String { printSchema(schema: schema) }
+}
+
+/// The root field and type names of one model, as Amplify names them.
+package struct ClientNames: Sendable {
+    let model: String
+
+    package var get: String { "get\(model)" }
+    package var list: String { "list\(Self.plural(model))" }
+    package var sync: String { "sync\(Self.plural(model))" }
+    package var create: String { "create\(model)" }
+    package var update: String { "update\(model)" }
+    package var delete: String { "delete\(model)" }
+
+    /// The query of an index: `byRoom` on `Message` is `listMessagesByRoom`.
+    package func list(by index: String) -> String {
+        let stem = index.hasPrefix("by") && index.count > 2 ? String(index.dropFirst(2)) : index
+        return list + "By" + stem.prefix(1).uppercased() + stem.dropFirst()
+    }
+
+    /// English plural of a type name, the way Amplify's codegen forms list query names.
+    package static func plural(_ name: String) -> String {
+        let lower = name.lowercased()
+        if lower.hasSuffix("y"), let before = lower.dropLast().last, !"aeiou".contains(before) { return name.dropLast() + "ies" }
+        if ["s", "x", "z", "ch", "sh"].contains(where: lower.hasSuffix) { return name + "es" }
+        return name + "s"
+    }
+}
