@@ -11,8 +11,9 @@ import SQLKit
 ///
 /// Values are converted to their stored form first (a DateTime becomes epoch milliseconds), so comparisons use the
 /// column's own order. A field left unset is `NULL`: `ne`, `notContains` and `notIn` match it (as in Amplify, where
-/// a missing attribute is not equal to anything), and `attributeExists` tests for it. `contains` and `beginsWith`
-/// are case-sensitive on both engines, and `%` or `_` in their text mean themselves.
+/// a missing attribute is not equal to anything), `not` holds where its filter's tests fail on it, and
+/// `attributeExists` tests for it. `contains` and `beginsWith` are case-sensitive on both engines, and `%` or `_` in
+/// their text mean themselves.
 package struct DataFilter: Sendable {
     /// How deeply `and`, `or` and `not` may nest; the filter object itself is level 1.
     package static let maximumDepth = 10
@@ -51,7 +52,7 @@ package struct DataFilter: Sendable {
                 FilterPath("filter"), "tests \(compiler.conditions) conditions; at most \(Self.maximumConditions) are allowed",
                 code: "too_many_conditions")
         }
-        try compiler.throwIfFailed(field: "filter", subject: "The filter")
+        try compiler.throwIfFailed(field: "filter", summary: "The filter is not valid")
         self.condition = condition
         self.fields = compiler.fields
         let leading = Set(model.indexes.map(\.partitionKey) + ["createdAt", "id"])
@@ -110,12 +111,13 @@ struct FilterCompiler {
         }
     }
 
-    /// Throws `validation_failed` about `field` (the argument checked), listing every problem, if there were any.
-    func throwIfFailed(field: String?, subject: String) throws(KizunaError) {
+    /// Throws `validation_failed` about `field` (the argument checked), listing every problem, if there were any;
+    /// the message is `summary` followed by the paths to check.
+    func throwIfFailed(field: String?, summary: String) throws(KizunaError) {
         guard !problems.isEmpty else { return }
         let paths = problems.compactMap(\.field).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
         let shown = paths.prefix(5).joined(separator: ", ") + (paths.count > 5 ? ", …" : "")
-        throw KizunaError(.validationFailed, "\(subject) is not valid: check \(shown).", field: field, details: problems)
+        throw KizunaError(.validationFailed, "\(summary): check \(shown).", field: field, details: problems)
     }
 
     /// The column `name` of the model's table, qualified.
@@ -143,7 +145,9 @@ struct FilterCompiler {
                     continue
                 }
                 if let inner = filter(member, at: path[key], depth: depth + 1) {
-                    parts.append("(NOT \(inner))")
+                    // SQL's NOT keeps NULL (an unset field) unknown, so `not: { done: { eq: true } }` would leave out
+                    // records without `done`; as in Amplify, a test on an unset field is false, and its negation true.
+                    parts.append("(NOT COALESCE(\(inner), \(false)))")
                 } else {
                     parts.append("\(false)")  // the negation of an empty filter, which matches every row
                 }

@@ -98,7 +98,7 @@ package struct KeysetPage: Sendable {
                 }
             }
         }
-        try compiler.throwIfFailed(field: nil, subject: "The key arguments")
+        try compiler.throwIfFailed(field: nil, summary: "The index query's key arguments are not valid")
         columns.append(.id)
         ordered += columns.map(\.name)
         if let filter { conditions.append("(\(filter))") }

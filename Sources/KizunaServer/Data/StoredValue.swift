@@ -111,8 +111,13 @@ package enum StoredValue: Sendable, Hashable {
             fraction = value
             whole = String(text[..<dot]) + String(text[digits.endIndex...])
         }
-        // `.withInternetDateTime` (the default) requires a zone, so a local time with no offset is refused.
-        guard let date = ISO8601DateFormatter().date(from: whole), let seconds = Int64(exactly: date.timeIntervalSince1970.rounded()) else {
+        // A time without a zone names no instant; refused here rather than left to the formatter's leniency.
+        let bytes = Array(whole.utf8)
+        let zoned =
+            bytes.last == UInt8(ascii: "Z")
+            || (bytes.count > 6 && (bytes[bytes.count - 6] == UInt8(ascii: "+") || bytes[bytes.count - 6] == UInt8(ascii: "-"))
+                && bytes[bytes.count - 3] == UInt8(ascii: ":"))
+        guard zoned, let date = ISO8601DateFormatter().date(from: whole), let seconds = Int64(exactly: date.timeIntervalSince1970.rounded()) else {
             return nil
         }
         return seconds * 1000 + fraction
