@@ -94,6 +94,7 @@ let package = Package(
             dependencies: [
                 "KizunaCore",
                 "KizunaServer",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -106,6 +106,9 @@ extension KizunaError.Code {
     public static let conflict: Self = "conflict"
     /// A data schema publish would drop or narrow what is stored; publish with `allowDestructive` to do it anyway.
     public static let destructiveChange: Self = "destructive_change"
+    /// A `nextToken` the server did not issue, altered or cut short, or issued for another query (another model,
+    /// order, filter or key); list again from the first page.
+    public static let badCursor: Self = "bad_cursor"
     /// A precondition (such as `If-Match`) failed.
     public static let preconditionFailed: Self = "precondition_failed"
     /// The request body is larger than the server accepts.
