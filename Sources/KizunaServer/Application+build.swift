@@ -90,6 +90,7 @@ struct ServerParts {
         PublishingController(documents: documents, live: live, apps: appRepository, retention: configuration.documentRetention).addRoutes(to: admin)
         DeviceController(live: live, limiter: InstallRateLimiter(limit: configuration.deviceRateLimit)).addRoutes(to: v1)
         DataController(documents: documents, apps: appRepository).addAdminRoutes(to: admin)
+        APIKeysController(keys: APIKeySQLRepository(database: database)).addAdminRoutes(to: admin)
         EventStreamController(feed: feed, live: live, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
 
@@ -102,7 +103,7 @@ struct ServerParts {
             throttle: SignInThrottle(repository: SignInThrottleSQLRepository(database: database), policy: configuration.signInThrottle),
             logger: logger)
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
-        UsersController(accounts: accounts, web: web).addRoutes(to: admin)
+        UsersController(accounts: accounts, groups: UserGroupSQLRepository(database: database), web: web).addRoutes(to: admin)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)
         let associatedDomains = AssociatedDomainsController(store: associatedDomainStore)
         associatedDomains.addPublicRoutes(to: root)

@@ -7,7 +7,7 @@ struct AppCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app",
         abstract: "Manage the apps registry through the admin API.",
-        subcommands: [Add.self, List.self, Show.self, Remove.self]
+        subcommands: [Add.self, List.self, Show.self, Remove.self, APIKeyCommand.self]
     )
 
     struct Add: AsyncParsableCommand {

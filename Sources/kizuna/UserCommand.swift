@@ -7,7 +7,7 @@ struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user",
         abstract: "Manage accounts through the admin API. USER is an account id (usr_…) or its identifier.",
-        subcommands: [List.self, Show.self, Disable.self, Enable.self, Remove.self, ResetPassword.self]
+        subcommands: [List.self, Show.self, Disable.self, Enable.self, Remove.self, ResetPassword.self, UserGroupCommand.self]
     )
 
     struct List: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import KizunaClient
 import KizunaCore
 import Testing
 
+@testable import KizunaServer
 @testable import kizuna
 
 /// `kizuna schema …`, run in-process against a real server on a loopback port.
@@ -41,6 +42,36 @@ struct SchemaCommandTests {
             await #expect(throws: ExitCode.failure) { try await kizuna(["schema", "rollback", "1"]) }
             try await kizuna(["schema", "rollback", "1", "--allow-destructive"])
             #expect(try await admin.document(.schema, app: "shop").version == 3)
+        }
+    }
+}
+
+/// `kizuna app key …` and `kizuna user group …`.
+@Suite("kizuna app key and user group")
+struct AccessCommandTests {
+    @Test func keysAndGroupsThroughTheCLI() async throws {
+        try await CLIServer.run(configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+            let admin = server.admin
+            _ = try await admin.createApp(NewApp(id: "shop", name: "Shop", platform: .ios, bundleId: "com.example.shop", teamId: "ABCDE12345"))
+            try await server.kizuna(["app", "key", "create", "--expires-in-days", "7", "--name", "web", "--app", "shop"])
+            let keys = try await admin.apiKeys(app: "shop")
+            #expect(keys.count == 1 && keys[0].name == "web")
+            try await server.kizuna(["app", "key", "list", "--app", "shop"])
+            try await server.kizuna(["app", "key", "revoke", keys[0].id, "--app", "shop"])
+            #expect(try await admin.apiKeys(app: "shop").first?.revokedAt != nil)
+            let refused = await #expect(throws: (any Error).self) {
+                try await server.kizuna(["app", "key", "create", "--expires-in-days", "0", "--app", "shop"])
+            }
+            #expect(refused.map { Kizuna.exitCode(for: $0) } == ExitCode.validationFailure)
+
+            let http = KizunaHTTPClient(baseURL: URL(string: server.url)!)
+            let _: SessionGrant = try await http.send(
+                "POST", "/v1/auth/sign-up", body: Credentials(identifier: "mio@example.com", password: "correct horse battery"))
+            try await server.kizuna(["user", "group", "add", "mio@example.com", "moderators"])
+            try await server.kizuna(["user", "group", "list", "mio@example.com"])
+            #expect(try await admin.groups(ofUser: "mio@example.com") == ["moderators"])
+            try await server.kizuna(["user", "group", "rm", "mio@example.com", "moderators"])
+            #expect(try await admin.groups(ofUser: "mio@example.com") == [])
         }
     }
 }

@@ -120,6 +120,19 @@ public struct Length: ValidationRule {
     }
 }
 
+/// A number must lie in a range.
+public struct InRange: ValidationRule {
+    public let range: ClosedRange<Int>
+    public init(_ range: ClosedRange<Int>) { self.range = range }
+    public func check(_ value: Int) -> ValidationProblem? {
+        range.contains(value)
+            ? nil
+            : ValidationProblem(
+                code: "out_of_range", message: "must be from \(range.lowerBound) to \(range.upperBound)",
+                localized: ["ja": "\(range.lowerBound)から\(range.upperBound)までにしてください"])
+    }
+}
+
 /// The value must satisfy a predicate; `message` says in words what shape it must have.
 public struct Format: ValidationRule {
     public let code: String

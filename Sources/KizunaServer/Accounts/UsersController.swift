@@ -7,6 +7,7 @@ import Logging
 /// Accounts for operators: `/v1/admin/users`.
 struct UsersController: Sendable {
     let accounts: AccountService
+    let groups: any UserGroupRepository
     let web: WebSettings
 
     func addRoutes(to admin: RouterGroup<KizunaRequestContext>) {
@@ -15,6 +16,9 @@ struct UsersController: Sendable {
         admin.patch("/users/{user}", use: updateUser)
         admin.delete("/users/{user}", use: deleteUser)
         admin.post("/users/{user}/password-reset", use: createPasswordReset)
+        admin.get("/users/{user}/groups", use: listGroups)
+        admin.put("/users/{user}/groups/{group}", use: addToGroup)
+        admin.delete("/users/{user}/groups/{group}", use: removeFromGroup)
     }
 
     @Sendable func listUsers(_ request: Request, context: KizunaRequestContext) async throws -> Response {
@@ -50,6 +54,23 @@ struct UsersController: Sendable {
         return try .json(
             PasswordResetGrant(token: token.text, expiresAt: EpochMillis.date(expires), url: url), status: .created,
             headers: AccountsController.noStore)
+    }
+
+    /// The groups the account is in, which `allow: groups` rules of the data API check.
+    @Sendable func listGroups(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try .json(UserGroups(groups: try await groups.groups(of: try await find(context).id)))
+    }
+
+    @Sendable func addToGroup(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let user = try await find(context)
+        try await groups.add(user.id, to: try context.parameters.path("group"))
+        return try .json(UserGroups(groups: try await groups.groups(of: user.id)))
+    }
+
+    @Sendable func removeFromGroup(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let user = try await find(context)
+        try await groups.remove(user.id, from: try context.parameters.path("group"))
+        return try .json(UserGroups(groups: try await groups.groups(of: user.id)))
     }
 
     /// The account the path names, by id (`usr_…`) or identifier.

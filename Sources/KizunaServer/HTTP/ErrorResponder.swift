@@ -92,7 +92,7 @@ struct ErrorMiddleware: RouterMiddleware {
     static func status(for code: KizunaError.Code) -> HTTPResponse.Status {
         switch code {
         case .badRequest, .validationFailed, .badCursor: .badRequest
-        case .unauthorized, .invalidCredentials, .sessionExpired: .unauthorized
+        case .unauthorized, .invalidCredentials, .sessionExpired, .apiKeyExpired, .apiKeyRevoked: .unauthorized
         case .accountDisabled: .forbidden
         case .forbidden: .forbidden
         case .notFound: .notFound

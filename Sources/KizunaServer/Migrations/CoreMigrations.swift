@@ -2,5 +2,5 @@
 /// renumber an applied one.
 package enum CoreMigrations {
     /// Every step, in order.
-    package static let all: [MigrationStep] = [coreSchema, appsBundleKey, publishing, accounts, refreshFamilies]
+    package static let all: [MigrationStep] = [coreSchema, appsBundleKey, publishing, accounts, refreshFamilies, dataAccess]
 }

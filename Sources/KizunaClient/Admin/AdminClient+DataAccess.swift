@@ -1,0 +1,39 @@
+import Foundation
+import KizunaCore
+
+extension AdminClient {
+    /// Creates an API key for the app's `allow: public` callers; its secret is in the answer only.
+    /// - Throws: `validation_failed` (expiry not 1–365 days), `not_found` for the app.
+    public func createAPIKey(app: String, _ key: NewAPIKey) async throws(KizunaError) -> CreatedAPIKey {
+        try await http.send("POST", "/v1/admin/apps/\(try pathSegment(app))/api-keys", body: key)
+    }
+
+    /// The app's API keys, newest first, revoked and expired ones included.
+    public func apiKeys(app: String) async throws(KizunaError) -> [APIKeyInfo] {
+        try await http.send("GET", "/v1/admin/apps/\(try pathSegment(app))/api-keys", as: APIKeyList.self).keys
+    }
+
+    /// Revokes an API key at once. - Throws: `not_found`.
+    @discardableResult
+    public func revokeAPIKey(app: String, id: String) async throws(KizunaError) -> APIKeyInfo {
+        try await http.send("DELETE", "/v1/admin/apps/\(try pathSegment(app))/api-keys/\(try pathSegment(id))")
+    }
+
+    /// The groups an account (id or identifier) is in.
+    public func groups(ofUser reference: String) async throws(KizunaError) -> [String] {
+        try await http.send("GET", "/v1/admin/users/\(try pathSegment(reference))/groups", as: UserGroups.self).groups
+    }
+
+    /// Adds an account to a group; answers its groups.
+    @discardableResult
+    public func addUser(_ reference: String, toGroup group: String) async throws(KizunaError) -> [String] {
+        try await http.send("PUT", "/v1/admin/users/\(try pathSegment(reference))/groups/\(try pathSegment(group))", as: UserGroups.self).groups
+    }
+
+    /// Removes an account from a group; answers its groups.
+    @discardableResult
+    public func removeUser(_ reference: String, fromGroup group: String) async throws(KizunaError) -> [String] {
+        try await http.send("DELETE", "/v1/admin/users/\(try pathSegment(reference))/groups/\(try pathSegment(group))", as: UserGroups.self)
+            .groups
+    }
+}
