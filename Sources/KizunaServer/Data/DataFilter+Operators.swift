@@ -169,8 +169,9 @@ extension FilterCompiler {
 
     /// The list holds `element`. The element is bound as a one-element JSON array cast to JSONB on PostgreSQL
     /// (containment, which compares numbers by value); SQLite compares each element `json_each` reads, whose
-    /// columns are qualified because `json_each` has columns of its own (`key`, `value`, `type`, `path`, …).
-    private func listContains(_ column: SQLQueryString, _ element: StoredValue) -> SQLQueryString {
+    /// columns are qualified because `json_each` has columns of its own (`key`, `value`, `type`, `path`, …). The
+    /// access rules test an owners list with it too, so list membership is written once per engine.
+    func listContains(_ column: SQLQueryString, _ element: StoredValue) -> SQLQueryString {
         switch dialect {
         case .sqlite:
             let alias: SQLQueryString = "\(ident: "_element")"

@@ -221,7 +221,8 @@ package struct AuthRule: Sendable, Equatable {
         case groups([String])
         /// Any signed-in user (Amplify's `private`).
         case signedIn
-        /// Anyone, signed in or not (Amplify's `public`).
+        /// Any caller presenting the app's API key, signed in or not (Amplify's `public`; a session alone is not enough,
+        /// as in AppSync's `API_KEY` mode).
         case anyone
     }
 
