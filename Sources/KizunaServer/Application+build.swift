@@ -79,6 +79,9 @@ struct ServerParts {
         let associatedDomainStore = AssociatedDomainStore(apps: appRepository, repository: associatedDomainSettings)
         let documents = DocumentSQLRepository(database: database, didCommit: feed.poke)
         let live = LiveDocuments(apps: appRepository, documents: documents, feed: feed)
+        let apiKeys = APIKeySQLRepository(database: database)
+        let userGroups = UserGroupSQLRepository(database: database)
+        let dataSchemas = LiveDataSchemas(documents: documents, database: database, secrets: ServerSecrets(database: database), feed: feed)
 
         let root = router.group()
         let v1 = router.group("/v1")
@@ -87,10 +90,12 @@ struct ServerParts {
         let apps = AppsController(repository: appRepository)
         apps.addPublicRoutes(to: v1)
         apps.addAdminRoutes(to: admin)
-        PublishingController(documents: documents, live: live, apps: appRepository, retention: configuration.documentRetention).addRoutes(to: admin)
+        PublishingController(
+            documents: documents, live: live, dataSchemas: dataSchemas, apps: appRepository, retention: configuration.documentRetention
+        ).addRoutes(to: admin)
         DeviceController(live: live, limiter: InstallRateLimiter(limit: configuration.deviceRateLimit)).addRoutes(to: v1)
         DataController(documents: documents, apps: appRepository).addAdminRoutes(to: admin)
-        APIKeysController(keys: APIKeySQLRepository(database: database)).addAdminRoutes(to: admin)
+        APIKeysController(keys: apiKeys).addAdminRoutes(to: admin)
         EventStreamController(feed: feed, live: live, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
 
@@ -103,7 +108,10 @@ struct ServerParts {
             throttle: SignInThrottle(repository: SignInThrottleSQLRepository(database: database), policy: configuration.signInThrottle),
             logger: logger)
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
-        UsersController(accounts: accounts, groups: UserGroupSQLRepository(database: database), web: web).addRoutes(to: admin)
+        UsersController(accounts: accounts, groups: userGroups, web: web).addRoutes(to: admin)
+        GraphQLController(
+            schemas: dataSchemas, accounts: accounts, groups: userGroups, keys: apiKeys, apps: appRepository, limits: configuration.graphQLLimits
+        ).addRoutes(to: v1)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)
         let associatedDomains = AssociatedDomainsController(store: associatedDomainStore)
         associatedDomains.addPublicRoutes(to: root)

@@ -40,9 +40,10 @@ struct LiveServer {
             do {
                 var portIterator = ports.makeAsyncIterator()
                 let port = try #require(await portIterator.next())
+                // A server that failed to start announces no token: stop here rather than wait for one forever.
+                try #require(await parts.readiness.settled() == .ready)
                 var tokenIterator = tokens.makeAsyncIterator()
                 let token = announcesToken ? try #require(await tokenIterator.next()).token : ""
-                #expect(await parts.readiness.settled() == .ready)
                 let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
                 let server = LiveServer(url: url, port: port, admin: AdminClient(server: url, token: token), parts: parts, directory: directory)
                 let result = try await body(server)

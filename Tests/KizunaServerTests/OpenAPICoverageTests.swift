@@ -12,7 +12,9 @@ struct OpenAPICoverageTests {
     @Test func describesExactlyTheRegisteredRoutes() async throws {
         try await withTestStore(.sqlite) { store in
             let parts = try await ServerParts(configuration: KizunaConfiguration(port: 0, database: store.location))
-            let registered = Set(parts.router.routes.map { "\($0.method.rawValue.lowercased()) \($0.path)" })
+            // The data API is GraphQL, described by its own schema (introspection, GET …/schema.graphql), not here.
+            let graphQL: Set = ["post /v1/apps/{app}/graphql"]
+            let registered = Set(parts.router.routes.map { "\($0.method.rawValue.lowercased()) \($0.path)" }).subtracting(graphQL)
             await parts.database.shutdown()
 
             let document = String(decoding: try OpenAPIDocument.bytes(), as: UTF8.self)

@@ -10,7 +10,7 @@ import OrderedCollections
 /// Built with the GraphQL package's own type system, so introspection, validation and `printSchema` come with it.
 /// The same builder will take the resolvers; without them it describes the API (the client SDL an app's codegen
 /// reads).
-package struct ClientSchema {
+package struct ClientSchema: Sendable {
     package let schema: GraphQLSchema
     /// Kept as long as the schema: GraphQL reads object and input fields lazily, through closures that hold the
     /// types weakly (a strong hold would be a cycle through the types they make).
@@ -20,7 +20,12 @@ package struct ClientSchema {
     /// - Throws: what the GraphQL package throws for a type system it refuses (a bug here, never the app's input:
     ///   `DataSchema` accepts only names and shapes that build).
     package init(_ data: DataSchema) throws {
-        let types = ClientTypes(data)
+        try self.init(data, resolvers: nil)
+    }
+
+    /// The API of `data`, served by `runtime` when given (an executable schema), else a description only.
+    init(_ data: DataSchema, resolvers runtime: DataRuntime?) throws {
+        let types = ClientTypes(data, runtime: runtime)
         self.types = types
         var query: GraphQLFieldMap = [:]
         var mutation: GraphQLFieldMap = [:]
@@ -28,10 +33,16 @@ package struct ClientSchema {
             let names = ClientNames(model: model.name)
             let object = try types.object(model.name)
             let connection = try types.connection(model.name)
-            query[names.get] = GraphQLField(type: object, args: ["id": GraphQLArgument(type: GraphQLNonNull(GraphQLID))])
-            query[names.list] = GraphQLField(type: GraphQLNonNull(connection), args: try types.pageArguments(model))
+            query[names.get] = GraphQLField(
+                type: object, args: ["id": GraphQLArgument(type: GraphQLNonNull(GraphQLID))],
+                resolve: runtime?.getResolver(model))
+            query[names.list] = GraphQLField(
+                type: GraphQLNonNull(connection), args: try types.pageArguments(model),
+                resolve: runtime?.listResolver(model, index: nil))
             for index in model.indexes {
-                query[names.list(by: index.name)] = GraphQLField(type: GraphQLNonNull(connection), args: try types.indexArguments(model, index))
+                query[names.list(by: index.name)] = GraphQLField(
+                    type: GraphQLNonNull(connection), args: try types.indexArguments(model, index),
+                    resolve: runtime?.listResolver(model, index: index))
             }
             query[names.sync] = GraphQLField(
                 type: GraphQLNonNull(try types.syncConnection(model.name)),
@@ -39,14 +50,18 @@ package struct ClientSchema {
                 args: [
                     "since": GraphQLArgument(type: GraphQLString, description: "The `lastSeq` of the previous sync; from the start when left out."),
                     "limit": GraphQLArgument(type: GraphQLInt), "nextToken": GraphQLArgument(type: GraphQLString),
-                ])
+                ],
+                resolve: runtime == nil ? nil : DataRequest.notYet(names.sync))
             let condition = GraphQLArgument(type: try types.filter(model.name, condition: true))
             mutation[names.create] = GraphQLField(
-                type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.createInput(model))), "condition": condition])
+                type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.createInput(model))), "condition": condition],
+                resolve: runtime == nil ? nil : DataRequest.notYet(names.create))
             mutation[names.update] = GraphQLField(
-                type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.updateInput(model))), "condition": condition])
+                type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.updateInput(model))), "condition": condition],
+                resolve: runtime == nil ? nil : DataRequest.notYet(names.update))
             mutation[names.delete] = GraphQLField(
-                type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.deleteInput(model))), "condition": condition])
+                type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.deleteInput(model))), "condition": condition],
+                resolve: runtime == nil ? nil : DataRequest.notYet(names.delete))
         }
         if query.isEmpty {
             // GraphQL needs a query type with a field; an app without models still answers introspection.
@@ -61,6 +76,24 @@ package struct ClientSchema {
 
     /// The API as SDL, for an app's codegen and for people.
     package var sdl: String { printSchema(schema: schema) }
+}
+
+/// What the resolvers of one GraphQL request know: who asks, and what to note in the answer's `extensions`.
+struct DataRequest: Sendable {
+    let caller: DataCaller
+    let notes: RequestNotes
+
+    static func from(_ context: any Sendable) throws(KizunaError) -> DataRequest {
+        guard let request = context as? DataRequest else { throw KizunaError(.internalError, "A data resolver ran without its request.") }
+        return request
+    }
+
+    /// A resolver for what the API describes but does not serve yet: a clear error, never a silent `null`.
+    static func notYet(_ field: String) -> GraphQLFieldResolve {
+        { _, _, _, _ in
+            throw KizunaError(KizunaError.Code(rawValue: "not_implemented"), "\(field) is not served yet; this server answers queries only.")
+        }
+    }
 }
 
 /// The root field and type names of one model, as Amplify names them.

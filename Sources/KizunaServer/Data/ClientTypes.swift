@@ -2,27 +2,37 @@ import Foundation
 import GraphQL
 import KizunaCore
 import OrderedCollections
+import Synchronization
 
 /// The named GraphQL types of one client schema, each made once: GraphQL wants one instance per name, and models
 /// refer to each other (a room's messages, a message's room), so object fields are resolved lazily through here.
-final class ClientTypes {
+final class ClientTypes: Sendable {
     let data: DataSchema
-    private var named: [String: any GraphQLNamedType] = [:]
+    /// Serves relation fields when the schema is executable.
+    let runtime: DataRuntime?
+    /// Behind a lock because GraphQL reads input fields lazily, from any request; the lock is never held while a
+    /// type is made, since making one makes the types it refers to.
+    private let named = Mutex<[String: any GraphQLNamedType]>([:])
 
-    init(_ data: DataSchema) {
+    init(_ data: DataSchema, runtime: DataRuntime? = nil) {
         self.data = data
+        self.runtime = runtime
     }
 
     /// Every type made so far, for the schema's type list.
     func registered() -> [any GraphQLNamedType] {
-        named.keys.sorted().compactMap { named[$0] }
+        named.withLock { named in named.keys.sorted().compactMap { named[$0] } }
     }
 
     func once<T: GraphQLNamedType>(_ name: String, _ make: () throws -> T) rethrows -> T {
-        if let existing = named[name] as? T { return existing }
+        if let existing = named.withLock({ $0[name] as? T }) { return existing }
         let made = try make()
-        named[name] = made
-        return made
+        return named.withLock { named in
+            // Made twice only if two threads raced to make it: the first one in wins, so there is one instance per name.
+            if let existing = named[name] as? T { return existing }
+            named[name] = made
+            return made
+        }
     }
 
     // MARK: Output types
@@ -41,10 +51,13 @@ final class ClientTypes {
                 for relation in definition.relations {
                     switch relation.kind {
                     case .belongsTo:
-                        fields[relation.field] = GraphQLField(type: try object(relation.target))
+                        fields[relation.field] = GraphQLField(
+                            type: try object(relation.target), resolve: runtime == nil ? nil : DataRequest.notYet("\(model).\(relation.field)"))
                     case .hasMany:
                         guard let target = data.model(named: relation.target) else { continue }
-                        fields[relation.field] = GraphQLField(type: GraphQLNonNull(try connection(relation.target)), args: try pageArguments(target))
+                        fields[relation.field] = GraphQLField(
+                            type: GraphQLNonNull(try connection(relation.target)), args: try pageArguments(target),
+                            resolve: runtime == nil ? nil : DataRequest.notYet("\(model).\(relation.field)"))
                     }
                 }
                 return fields

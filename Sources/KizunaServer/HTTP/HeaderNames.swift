@@ -11,6 +11,8 @@ extension HTTPField.Name {
     static let accelBuffering = Self("X-Accel-Buffering")!
     /// `X-Forwarded-For`: the client's address as a trusted proxy saw it.
     static let xForwardedFor = Self("X-Forwarded-For")!
+    /// `X-Api-Key`: an app's API key, for the data API's public rules.
+    static let apiKey = Self("X-Api-Key")!
     /// `Sec-Fetch-Site`: whether a browser's request comes from the same origin.
     static let secFetchSite = Self("Sec-Fetch-Site")!
 }

@@ -11,6 +11,8 @@ struct PublishingController: Sendable {
     /// Dropped at once after a publish, so this instance's device endpoints read their writes; other instances
     /// drop theirs when their change feed delivers the publish.
     let live: LiveDocuments
+    /// Dropped at once after a data schema publish, so this instance's GraphQL API follows its own publish.
+    let dataSchemas: LiveDataSchemas
     /// Every route checks its app exists: an unknown or deleted app is 404, not an empty document at version 0.
     let apps: any AppRepository
     let retention: Int
@@ -121,6 +123,7 @@ struct PublishingController: Sendable {
             effect: effect
         )
         live.invalidate(app)
+        if kind == .schema { dataSchemas.invalidate(app) }
         context.logger.notice(
             "Published \(kind.title)",
             metadata: ["app": "\(app)", "version": "\(published.version)", "rollbackOf": "\(rollbackOf.map(String.init) ?? "-")"]

@@ -47,9 +47,10 @@ struct CLIServer {
             do {
                 var portIterator = ports.makeAsyncIterator()
                 let port = try #require(await portIterator.next())
+                // A server that failed to start announces no token: stop here rather than wait for one forever.
+                try #require(await parts.readiness.settled() == .ready)
                 var tokenIterator = tokens.makeAsyncIterator()
                 let token = try #require(await tokenIterator.next()).token
-                #expect(await parts.readiness.settled() == .ready)
                 let url = "http://127.0.0.1:\(port)"
                 try await body(CLIServer(url: url, token: token, admin: AdminClient(server: URL(string: url)!, token: token), directory: directory))
             } catch {

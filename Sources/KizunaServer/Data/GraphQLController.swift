@@ -1,0 +1,159 @@
+import Foundation
+import GraphQL
+import HTTPTypes
+import Hummingbird
+import KizunaCore
+import Logging
+
+/// `POST /v1/apps/{app}/graphql`: GraphQL over HTTP (JSON), served from the app's live data schema.
+///
+/// The caller is a session (`Authorization: Bearer`), an API key of the app (`X-Api-Key`), both, or neither; the
+/// rule engine decides per model and operation. Errors follow the GraphQL spec, each with a stable
+/// `extensions.code`. Documents deeper or with more aliases than the limits are refused before they run.
+struct GraphQLController: Sendable {
+    let schemas: LiveDataSchemas
+    let accounts: AccountService
+    let groups: any UserGroupRepository
+    let keys: any APIKeyRepository
+    let apps: any AppRepository
+    let limits: GraphQLLimits
+
+    func addRoutes(to v1: RouterGroup<KizunaRequestContext>) {
+        v1.post("/apps/{app}/graphql", use: execute)
+    }
+
+    /// The body of a GraphQL-over-HTTP request.
+    struct Body: Decodable {
+        var query: String
+        var variables: JSONValue?
+        var operationName: String?
+    }
+
+    @Sendable func execute(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let app = try context.parameters.path("app")
+        guard try await apps.find(id: app) != nil else { throw KizunaError.noSuchApp(app) }
+        let body = try await request.decode(as: Body.self, context: context)
+        let caller: DataCaller
+        do {
+            caller = try await self.caller(request, app: app)
+        } catch let error as KizunaError {
+            // A credential that does not hold: answered in GraphQL's shape, with its HTTP status (401).
+            let object: JSONValue = ["errors": [["message": .string(error.message), "extensions": ["code": .string(error.code.rawValue)]]]]
+            return try .json(object, status: ErrorMiddleware.status(for: error.code))
+        }
+        let runtime = try await schemas.runtime(app)
+        let schema = try runtime.schema()
+
+        let document: Document
+        do {
+            document = try parse(source: Source(body: body.query, name: "GraphQL request"))
+        } catch let error as GraphQLError {
+            return try answer(GraphQLResult(errors: [error]), notes: nil, context: context)
+        }
+        if let problem = limits.check(document) { return try answer(GraphQLResult(errors: [problem]), notes: nil, context: context) }
+        let invalid = validate(schema: schema, ast: document)
+        guard invalid.isEmpty else { return try answer(GraphQLResult(errors: invalid), notes: nil, context: context) }
+        var variables: [String: Map] = [:]
+        for (name, value) in body.variables?.objectValue ?? [:] { variables[name] = DataRecords.map(value) }
+        let notes = RequestNotes()
+        let result = try await GraphQL.execute(
+            schema: schema, documentAST: document, rootValue: (), context: DataRequest(caller: caller, notes: notes), variableValues: variables,
+            operationName: body.operationName)
+        return try answer(result, notes: notes, context: context)
+    }
+
+    /// Who is asking: a session, an API key, both or neither. A credential that is presented must be valid.
+    private func caller(_ request: Request, app: String) async throws -> DataCaller {
+        var caller = DataCaller()
+        if let token = request.bearerToken {
+            let session = try await accounts.authenticate(token)
+            caller.userId = session.account.id
+            caller.groups = Set(try await groups.groups(of: session.account.id))
+        }
+        if let key = request.headers[.apiKey] {
+            _ = try await keys.authenticate(app: app, key: key)
+            caller.hasAPIKey = true
+        }
+        return caller
+    }
+
+    /// The GraphQL answer as JSON: `data`, `errors` (each with `extensions.code`), and the request's own
+    /// `extensions` (such as filters on unindexed fields).
+    private func answer(_ result: GraphQLResult, notes: RequestNotes?, context: KizunaRequestContext) throws -> Response {
+        var body: [String: JSONValue] = [:]
+        if let data = result.data { body["data"] = DataRecords.json(data) }
+        if !result.errors.isEmpty { body["errors"] = .array(try result.errors.map { try Self.error($0, context: context) }) }
+        if let extensions = notes?.extensions { body["extensions"] = extensions }
+        return try .json(JSONValue.object(body))
+    }
+
+    private static func error(_ error: GraphQLError, context: KizunaRequestContext) throws -> JSONValue {
+        var object = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(error)).objectValue ?? [:]
+        switch error.originalError {
+        case let kizuna as KizunaError:
+            object["message"] = .string(kizuna.message)
+            var extensions: [String: JSONValue] = ["code": .string(kizuna.code.rawValue)]
+            if let field = kizuna.field { extensions["field"] = .string(field) }
+            if !kizuna.details.isEmpty {
+                extensions["details"] = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(kizuna.details))
+            }
+            object["extensions"] = .object(extensions)
+        case .some(let other):
+            // Never internals in an answer: the log has them, with the request id.
+            context.logger.error("A data resolver failed", metadata: ["error": "\(String(reflecting: other))"])
+            object["message"] = .string("The server could not answer this field; the log has the details (request \(context.id)).")
+            object["extensions"] = .object(["code": .string(KizunaError.Code.internalError.rawValue)])
+        case nil:
+            // The document itself: a syntax or validation error, or a limit.
+            let code = error.extensions["code"].flatMap { if case .string(let code) = $0 { code } else { nil } }
+            object["extensions"] = .object(["code": .string(code ?? KizunaError.Code.validationFailed.rawValue)])
+        }
+        return .object(object)
+    }
+}
+
+/// How large a GraphQL document may be: each limit has its own error code.
+package struct GraphQLLimits: Sendable, Hashable {
+    /// Fields nested in fields, at most.
+    package var maximumDepth = 10
+    /// Aliased fields in one document, at most.
+    package var maximumAliases = 30
+
+    package init() {}
+
+    /// The first limit `document` breaks, as an error, or `nil`.
+    func check(_ document: Document) -> GraphQLError? {
+        var aliases = 0
+        var deepest = 0
+        func walk(_ selections: [any Selection], depth: Int) {
+            deepest = max(deepest, depth)
+            guard depth <= maximumDepth + 1 else { return }
+            for selection in selections {
+                switch selection {
+                case let field as Field:
+                    if field.alias != nil { aliases += 1 }
+                    if let set = field.selectionSet { walk(set.selections, depth: depth + 1) }
+                case let fragment as InlineFragment:
+                    walk(fragment.selectionSet.selections, depth: depth)
+                default:
+                    continue
+                }
+            }
+        }
+        for definition in document.definitions {
+            if let operation = definition as? OperationDefinition { walk(operation.selectionSet.selections, depth: 1) }
+            if let fragment = definition as? FragmentDefinition { walk(fragment.selectionSet.selections, depth: 1) }
+        }
+        if deepest > maximumDepth {
+            return GraphQLError(
+                message: "The document nests fields \(deepest) deep; at most \(maximumDepth) are allowed.", locations: [],
+                extensions: ["code": "limit_exceeded"])
+        }
+        if aliases > maximumAliases {
+            return GraphQLError(
+                message: "The document uses \(aliases) aliases; at most \(maximumAliases) are allowed.", locations: [],
+                extensions: ["code": "limit_exceeded"])
+        }
+        return nil
+    }
+}
