@@ -21,6 +21,15 @@ package func base64URL(_ data: Data) -> String {
         .replacingOccurrences(of: "=", with: "")
 }
 
+/// The bytes of base64url text without padding, as ``base64URL(_:)`` writes it; `nil` for any other character or
+/// an impossible length.
+package func base64URLDecoded(_ text: some StringProtocol) -> Data? {
+    guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
+    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+    return Data(base64Encoded: base64)
+}
+
 /// Lowercase hex SHA-256 of `text`'s UTF-8. What Kizuna stores for secrets with 128 or more random bits (tokens,
 /// codes): a fast hash is enough when there is nothing to brute-force.
 package func sha256Hex(_ text: String) -> String {

@@ -81,7 +81,8 @@ struct ServerParts {
         let live = LiveDocuments(apps: appRepository, documents: documents, feed: feed)
         let apiKeys = APIKeySQLRepository(database: database)
         let userGroups = UserGroupSQLRepository(database: database)
-        let dataSchemas = LiveDataSchemas(documents: documents, database: database, secrets: ServerSecrets(database: database), feed: feed)
+        let dataSchemas = LiveDataSchemas(
+            apps: appRepository, documents: documents, database: database, secrets: ServerSecrets(database: database), feed: feed)
 
         let root = router.group()
         let v1 = router.group("/v1")
@@ -94,7 +95,7 @@ struct ServerParts {
             documents: documents, live: live, dataSchemas: dataSchemas, apps: appRepository, retention: configuration.documentRetention
         ).addRoutes(to: admin)
         DeviceController(live: live, limiter: InstallRateLimiter(limit: configuration.deviceRateLimit)).addRoutes(to: v1)
-        DataController(documents: documents, apps: appRepository).addAdminRoutes(to: admin)
+        DataController(schemas: dataSchemas).addAdminRoutes(to: admin)
         APIKeysController(keys: apiKeys).addAdminRoutes(to: admin)
         EventStreamController(feed: feed, live: live, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
@@ -110,7 +111,7 @@ struct ServerParts {
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
         UsersController(accounts: accounts, groups: userGroups, web: web).addRoutes(to: admin)
         GraphQLController(
-            schemas: dataSchemas, accounts: accounts, groups: userGroups, keys: apiKeys, apps: appRepository, limits: configuration.graphQLLimits
+            schemas: dataSchemas, accounts: accounts, groups: userGroups, keys: apiKeys, limits: configuration.graphQLLimits
         ).addRoutes(to: v1)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)
         let associatedDomains = AssociatedDomainsController(store: associatedDomainStore)

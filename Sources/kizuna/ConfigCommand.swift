@@ -28,7 +28,7 @@ struct ConfigCommand: AsyncParsableCommand {
         func run() async throws {
             let (client, app) = try target.resolve()
             let live = try await client.document(.config, app: app)
-            guard let key else { return try printDocument(live, output: target.output) }
+            guard let key else { return try printDocument(live, of: .config, output: target.output) }
             guard let parameter = live.document["parameters"]?[key] else {
                 throw ValidationError("The live template (version \(live.version)) has no parameter '\(key)'.")
             }

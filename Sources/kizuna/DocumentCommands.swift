@@ -121,7 +121,7 @@ struct ShowDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
             } else {
                 try await client.document(Kind.kind, app: app)
             }
-        try printDocument(document, output: target.output)
+        try printDocument(document, of: Kind.kind, output: target.output)
     }
 }
 
@@ -169,25 +169,35 @@ struct RollbackDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
 
 /// Reads a JSON document from a file or standard input, naming the file when it is not JSON.
 func readDocument(_ path: String) throws -> JSONValue {
+    do {
+        return try JSONDecoder().decode(JSONValue.self, from: Data(try readText(path).utf8))
+    } catch let error as ValidationError {
+        throw error
+    } catch {
+        throw ValidationError("\(path == "-" ? "Standard input" : path) is not JSON: \(error)")
+    }
+}
+
+/// Reads a text file or standard input, naming the file when it cannot be read.
+func readText(_ path: String) throws -> String {
     let data: Data
     do {
         data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
     } catch {
         throw ValidationError("Could not read \(path): \(error.localizedDescription)")
     }
-    do {
-        return try JSONDecoder().decode(JSONValue.self, from: data)
-    } catch {
-        throw ValidationError("\(path == "-" ? "Standard input" : path) is not JSON: \(error)")
-    }
+    guard let text = String(data: data, encoding: .utf8) else { throw ValidationError("\(path) is not UTF-8 text.") }
+    return text
 }
 
-/// A document's metadata as text, then its body as pretty JSON (or the whole record with `--json`).
-func printDocument(_ document: PublishedDocument, output: OutputOptions) throws {
+/// A document's metadata as text on standard error, then its body on standard output: pretty JSON, or for a data
+/// schema its SDL (or the whole record with `--json`).
+func printDocument(_ document: PublishedDocument, of kind: DocumentKind, output: OutputOptions) throws {
     if output.json { return try output.printJSON(document) }
     var stderr = StandardError()
     let rollback = document.rollbackOf.map { ", rollback to \($0)" } ?? ""
     print("# version \(document.version) by \(document.author) at \(document.publishedAt.formatted(.iso8601))\(rollback)", to: &stderr)
+    if kind == .schema { return print(try SchemaDocument.sdl(in: document.document)) }
     try output.printJSON(document.document)
 }
 

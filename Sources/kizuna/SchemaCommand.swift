@@ -15,7 +15,8 @@ struct SchemaCommand: AsyncParsableCommand {
             --allow-destructive. `plan -f FILE` prints what a publish would change without changing anything.
             """,
         subcommands: [
-            Publish.self, Plan.self, Show.self, HistoryOfDocument<SchemaDocumentKind>.self, DiffDocument<SchemaDocumentKind>.self,
+            Publish.self, Plan.self, ShowDocument<SchemaDocumentKind>.self, HistoryOfDocument<SchemaDocumentKind>.self,
+            DiffDocument<SchemaDocumentKind>.self,
             Rollback.self,
         ]
     )
@@ -62,27 +63,6 @@ struct SchemaCommand: AsyncParsableCommand {
         }
     }
 
-    struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the live data schema's SDL, or a kept version's.")
-
-        @Argument(help: "A version from `history`; the live one when left out.") var version: Int64?
-        @OptionGroup var target: AppTarget
-
-        func run() async throws {
-            let (client, app) = try target.resolve()
-            let document =
-                if let version {
-                    try await client.document(.schema, app: app, version: version)
-                } else {
-                    try await client.document(.schema, app: app)
-                }
-            if target.output.json { return try target.output.printJSON(document) }
-            var stderr = StandardError()
-            print("# version \(document.version) by \(document.author) at \(document.publishedAt.formatted(.iso8601))", to: &stderr)
-            print(try SchemaDocument.sdl(in: document.document))
-        }
-    }
-
     struct Rollback: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Publish a kept version of the data schema again, as a new version, changing the store to follow it.")
@@ -115,16 +95,4 @@ private func printPlan(_ result: DocumentValidation) {
     for change in changes {
         print("  \(change.destructive ? "!" : "+") \(change.summary)\(change.destructive ? "  (destructive: needs --allow-destructive)" : "")")
     }
-}
-
-/// Reads a text file or standard input, naming the file when it cannot be read.
-func readText(_ path: String) throws -> String {
-    let data: Data
-    do {
-        data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
-    } catch {
-        throw ValidationError("Could not read \(path): \(error.localizedDescription)")
-    }
-    guard let text = String(data: data, encoding: .utf8) else { throw ValidationError("\(path) is not UTF-8 text.") }
-    return text
 }

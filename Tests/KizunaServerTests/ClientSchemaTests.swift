@@ -43,9 +43,9 @@ struct ClientSchemaTests {
             try Data(response.text.utf8).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Contract/graphql_sdl_check.py")
+                .appendingPathComponent("Contract/graphql_check.py")
             let run = try await ContractTests.pythonAsync([
-                script.path, file.path, "Query.getMessage", "Query.listMessagesByRoom", "Query.syncRooms", "Mutation.createMessage",
+                script.path, "sdl", file.path, "Query.getMessage", "Query.listMessagesByRoom", "Query.syncRooms", "Mutation.createMessage",
                 "Mutation.deleteRoom", "Room.messages", "Message.room",
             ])
             if run.status == 77 {

@@ -57,7 +57,7 @@ struct DataAccessTests {
         try await withTestServer(backend, configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
             let signUp = try await server.send(
                 .post, "/v1/auth/sign-up", json: #"{"identifier":"mio@example.com","password":"correct horse battery"}"#, authorized: false)
-            #expect(signUp.status == .created || signUp.status == .ok, "\(signUp.text)")
+            #expect(signUp.status == .created, "\(signUp.text)")
 
             for _ in 0..<2 {
                 let added = try await server.send(.put, "/v1/admin/users/mio@example.com/groups/moderators")

@@ -91,7 +91,7 @@ struct DataRequest: Sendable {
     /// A resolver for what the API describes but does not serve yet: a clear error, never a silent `null`.
     static func notYet(_ field: String) -> GraphQLFieldResolve {
         { _, _, _, _ in
-            throw KizunaError(KizunaError.Code(rawValue: "not_implemented"), "\(field) is not served yet; this server answers queries only.")
+            throw KizunaError(.notImplemented, "\(field) is not served yet; this server answers queries only.")
         }
     }
 }

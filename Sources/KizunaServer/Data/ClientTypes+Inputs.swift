@@ -142,13 +142,13 @@ enum ClientScalars {
         description: "An ISO 8601 date and time with an offset, such as 2026-11-23T09:00:00.250Z (Amplify's AWSDateTime).",
         serialize: { value in try map(from: value) },
         parseValue: { value in
-            guard case .string(let text) = value, ISO8601.date(text) != nil else {
+            guard case .string(let text) = value, StoredValue.epochMilliseconds(text) != nil else {
                 throw GraphQLError(message: "DateTime must be an ISO 8601 string with an offset, such as 2026-11-23T09:00:00Z.")
             }
             return value
         },
         parseLiteral: { literal in
-            guard let string = literal as? StringValue, ISO8601.date(string.value) != nil else {
+            guard let string = literal as? StringValue, StoredValue.epochMilliseconds(string.value) != nil else {
                 throw GraphQLError(message: "DateTime must be an ISO 8601 string with an offset, such as 2026-11-23T09:00:00Z.")
             }
             return .string(string.value)
@@ -158,16 +158,4 @@ enum ClientScalars {
     static let json = try! GraphQLScalarType(
         name: "JSON", description: "Any JSON value.", serialize: { value in try map(from: value) }, parseValue: { $0 },
         parseLiteral: { literal in try valueFromASTUntyped(valueAST: literal) })
-}
-
-/// ISO 8601 with or without fractional seconds.
-enum ISO8601 {
-    /// The instant `text` names, or `nil` when it is not ISO 8601 with an offset.
-    static func date(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text)
-    }
 }

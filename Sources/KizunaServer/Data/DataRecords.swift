@@ -24,7 +24,7 @@ enum DataRecords {
             let text = try row.decode(column: field.name, as: String.self)
             let list = (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)))?.arrayValue ?? []
             return list.map { element -> any Sendable in
-                if case .scalar(.dateTime) = field.type, case .number(let millis) = element { return iso(Int64(millis)) }
+                if case .scalar(.dateTime) = field.type, case .number(let millis) = element { return StoredValue.isoText(Int64(millis)) }
                 return map(element)
             }
         }
@@ -33,18 +33,11 @@ enum DataRecords {
         case .scalar(.int): return Int(try row.decode(column: field.name, as: Int64.self))
         case .scalar(.float): return try row.decode(column: field.name, as: Double.self)
         case .scalar(.boolean): return try row.decode(column: field.name, as: Bool.self)
-        case .scalar(.dateTime): return iso(try row.decode(column: field.name, as: Int64.self))
+        case .scalar(.dateTime): return StoredValue.isoText(try row.decode(column: field.name, as: Int64.self))
         case .scalar(.json):
             let text = try row.decode(column: field.name, as: String.self)
             return map((try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .null)
         }
-    }
-
-    /// Epoch milliseconds as ISO 8601 in UTC with milliseconds, as the API returns every DateTime.
-    static func iso(_ millis: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
     }
 
     /// A JSON value as GraphQL's `Map`.

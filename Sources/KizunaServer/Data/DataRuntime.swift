@@ -29,7 +29,13 @@ final class DataRuntime: Sendable {
         self.cursorKey = cursorKey
         dialect = database.engine == .postgres ? .postgres : .sqlite
         authorization = DataAuthorization(schema: data, app: app, dialect: dialect)
+        usesGroups = data.models.contains { model in
+            model.rules.contains { if case .groups = $0.allow { true } else { false } }
+        }
     }
+
+    /// Whether any rule admits by group, so requests need the caller's groups.
+    let usesGroups: Bool
 
     /// The executable schema, built once.
     func schema() throws -> GraphQLSchema {

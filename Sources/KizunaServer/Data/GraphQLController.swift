@@ -15,7 +15,6 @@ struct GraphQLController: Sendable {
     let accounts: AccountService
     let groups: any UserGroupRepository
     let keys: any APIKeyRepository
-    let apps: any AppRepository
     let limits: GraphQLLimits
 
     func addRoutes(to v1: RouterGroup<KizunaRequestContext>) {
@@ -31,17 +30,16 @@ struct GraphQLController: Sendable {
 
     @Sendable func execute(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         let app = try context.parameters.path("app")
-        guard try await apps.find(id: app) != nil else { throw KizunaError.noSuchApp(app) }
         let body = try await request.decode(as: Body.self, context: context)
+        let runtime = try await schemas.runtime(app)  // not_found for an unknown app
         let caller: DataCaller
         do {
-            caller = try await self.caller(request, app: app)
+            caller = try await self.caller(request, app: app, needsGroups: runtime.usesGroups)
         } catch let error as KizunaError {
             // A credential that does not hold: answered in GraphQL's shape, with its HTTP status (401).
             let object: JSONValue = ["errors": [["message": .string(error.message), "extensions": ["code": .string(error.code.rawValue)]]]]
             return try .json(object, status: ErrorMiddleware.status(for: error.code))
         }
-        let runtime = try await schemas.runtime(app)
         let schema = try runtime.schema()
 
         let document: Document
@@ -63,12 +61,13 @@ struct GraphQLController: Sendable {
     }
 
     /// Who is asking: a session, an API key, both or neither. A credential that is presented must be valid.
-    private func caller(_ request: Request, app: String) async throws -> DataCaller {
+    /// Groups are read only when a rule of the schema asks for them: most requests need no second store read.
+    private func caller(_ request: Request, app: String, needsGroups: Bool) async throws -> DataCaller {
         var caller = DataCaller()
         if let token = request.bearerToken {
             let session = try await accounts.authenticate(token)
             caller.userId = session.account.id
-            caller.groups = Set(try await groups.groups(of: session.account.id))
+            if needsGroups { caller.groups = Set(try await groups.groups(of: session.account.id)) }
         }
         if let key = request.headers[.apiKey] {
             _ = try await keys.authenticate(app: app, key: key)
@@ -109,51 +108,5 @@ struct GraphQLController: Sendable {
             object["extensions"] = .object(["code": .string(code ?? KizunaError.Code.validationFailed.rawValue)])
         }
         return .object(object)
-    }
-}
-
-/// How large a GraphQL document may be: each limit has its own error code.
-package struct GraphQLLimits: Sendable, Hashable {
-    /// Fields nested in fields, at most.
-    package var maximumDepth = 10
-    /// Aliased fields in one document, at most.
-    package var maximumAliases = 30
-
-    package init() {}
-
-    /// The first limit `document` breaks, as an error, or `nil`.
-    func check(_ document: Document) -> GraphQLError? {
-        var aliases = 0
-        var deepest = 0
-        func walk(_ selections: [any Selection], depth: Int) {
-            deepest = max(deepest, depth)
-            guard depth <= maximumDepth + 1 else { return }
-            for selection in selections {
-                switch selection {
-                case let field as Field:
-                    if field.alias != nil { aliases += 1 }
-                    if let set = field.selectionSet { walk(set.selections, depth: depth + 1) }
-                case let fragment as InlineFragment:
-                    walk(fragment.selectionSet.selections, depth: depth)
-                default:
-                    continue
-                }
-            }
-        }
-        for definition in document.definitions {
-            if let operation = definition as? OperationDefinition { walk(operation.selectionSet.selections, depth: 1) }
-            if let fragment = definition as? FragmentDefinition { walk(fragment.selectionSet.selections, depth: 1) }
-        }
-        if deepest > maximumDepth {
-            return GraphQLError(
-                message: "The document nests fields \(deepest) deep; at most \(maximumDepth) are allowed.", locations: [],
-                extensions: ["code": "limit_exceeded"])
-        }
-        if aliases > maximumAliases {
-            return GraphQLError(
-                message: "The document uses \(aliases) aliases; at most \(maximumAliases) are allowed.", locations: [],
-                extensions: ["code": "limit_exceeded"])
-        }
-        return nil
     }
 }

@@ -1,49 +1,37 @@
 import Foundation
 import KizunaCore
-import Synchronization
 
 /// Each app's data API at its live schema version, built once and kept until the change feed reports a schema
-/// publish (from any instance), so a new schema takes effect everywhere without a restart.
+/// publish or an app change (from any instance), so a new schema takes effect everywhere without a restart.
 final class LiveDataSchemas: Sendable {
-    private struct Slot {
-        var generation: UInt64 = 0
-        var runtime: DataRuntime?
-    }
-
+    private let apps: any AppRepository
     private let documents: any DocumentRepository
     private let database: KizunaDatabase
     private let secrets: ServerSecrets
-    private let slots = Mutex<[String: Slot]>([:])
+    private let runtimes: FeedCache<DataRuntime>
 
-    init(documents: any DocumentRepository, database: KizunaDatabase, secrets: ServerSecrets, feed: ChangeFeed) {
+    init(apps: any AppRepository, documents: any DocumentRepository, database: KizunaDatabase, secrets: ServerSecrets, feed: ChangeFeed) {
+        self.apps = apps
         self.documents = documents
         self.database = database
         self.secrets = secrets
-        feed.observe { [weak self] change in
-            guard change.kind == DocumentKind.schema.rawValue || change.kind == "app" else { return }
-            self?.invalidate(change.entityId)
-        }
+        runtimes = FeedCache(feed: feed, kinds: ["app", DocumentKind.schema.rawValue])
     }
 
     /// Drops the app's API; the publishing instance calls it at once, the others when their feed delivers.
     func invalidate(_ app: String) {
-        slots.withLock { slots in
-            slots[app] = Slot(generation: (slots[app]?.generation ?? 0) &+ 1)
-        }
+        runtimes.invalidate(app)
     }
 
-    /// The app's data API at its live schema version.
+    /// The app's data API at its live schema version. The app is looked up only when nothing is cached, so a request
+    /// costs no store read; an unknown app is never cached (a stream of made-up ids cannot grow the cache).
+    /// - Throws: `not_found` for an unknown app.
     func runtime(_ app: String) async throws -> DataRuntime {
-        let slot = slots.withLock { $0[app] ?? Slot() }
-        if let runtime = slot.runtime { return runtime }
-        let live = try await documents.current(app: app, kind: .schema)
-        let data = try DataSchema(sdl: try SchemaDocument.sdl(in: live.document))
-        let runtime = DataRuntime(
-            app: app, version: live.version, data: data, database: database, cursorKey: try await secrets.key("page-cursor"))
-        slots.withLock { slots in
-            // A publish that arrived while this loaded may not be in it: keep the result only if none did.
-            if (slots[app]?.generation ?? 0) == slot.generation { slots[app, default: Slot()].runtime = runtime }
+        try await runtimes.value(app) {
+            guard try await apps.find(id: app) != nil else { throw KizunaError.noSuchApp(app) }
+            let live = try await documents.current(app: app, kind: .schema)
+            let data = try DataSchema(sdl: try SchemaDocument.sdl(in: live.document))
+            return DataRuntime(app: app, version: live.version, data: data, database: database, cursorKey: try await secrets.key("page-cursor"))
         }
-        return runtime
     }
 }

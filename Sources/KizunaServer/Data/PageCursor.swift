@@ -85,14 +85,6 @@ package struct PageCursor: Sendable, Equatable {
         return cursor
     }
 
-    /// Base64url without padding, as ``base64URL(_:)`` writes it; `nil` for any other character or length.
-    private static func base64URLDecoded(_ text: Substring) -> Data? {
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
-    }
-
     /// The signed payload, with short keys: the token travels in every page request.
     private struct Payload: Codable {
         static let currentVersion = 1

@@ -94,6 +94,14 @@ package enum StoredValue: Sendable, Hashable {
         }
     }
 
+    /// Epoch milliseconds as the API writes every DateTime: ISO 8601 in UTC with milliseconds, the inverse of
+    /// ``epochMilliseconds(_:)``. One format style, made once: it runs for every DateTime of every record returned.
+    package static func isoText(_ millis: Int64) -> String {
+        Date(timeIntervalSince1970: Double(millis) / 1000).formatted(isoStyle)
+    }
+
+    private static let isoStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
     /// Epoch milliseconds of an ISO 8601 date and time with a zone (`Z` or `±hh:mm`), with or without fractional
     /// seconds; `nil` for anything else. Digits beyond milliseconds are cut, as the column keeps milliseconds.
     ///
@@ -123,37 +131,14 @@ package enum StoredValue: Sendable, Hashable {
         return seconds * 1000 + fraction
     }
 
-    /// `value` as compact JSON with object keys sorted and whole numbers written without a fraction, so the same
-    /// document always has the same text (SQLite compares JSON as text).
+    /// `value` as canonical JSON (``WireFormat/canonicalEncoder()``: compact, keys sorted, whole numbers without a
+    /// fraction), so the same document always has the same text (SQLite compares JSON as text). A value JSON cannot
+    /// hold (a NaN or infinite number anywhere in it) is written `null`.
     package static func jsonText(_ value: JSONValue) -> String {
-        switch value {
-        case .null: return "null"
-        case .bool(let flag): return flag ? "true" : "false"
-        case .number(let number):
-            if number.rounded() == number, number.magnitude < 9_007_199_254_740_992 { return String(Int64(number)) }
-            return number.isFinite ? "\(number)" : "null"
-        case .string(let text):
-            var escaped = "\""
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": escaped += "\\\""
-                case "\\": escaped += "\\\\"
-                case "\n": escaped += "\\n"
-                case "\r": escaped += "\\r"
-                case "\t": escaped += "\\t"
-                case _ where scalar.value < 0x20:
-                    let digits = String(scalar.value, radix: 16)
-                    escaped += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-                default: escaped.unicodeScalars.append(scalar)
-                }
-            }
-            return escaped + "\""
-        case .array(let items):
-            return "[" + items.map(jsonText).joined(separator: ",") + "]"
-        case .object(let members):
-            return "{" + members.keys.sorted().map { jsonText(.string($0)) + ":" + jsonText(members[$0]!) }.joined(separator: ",") + "}"
-        }
+        (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
+
+    private static let encoder = WireFormat.canonicalEncoder()
 
     /// A value as a message quotes it: short, and typed.
     static func describe(_ value: JSONValue) -> String {

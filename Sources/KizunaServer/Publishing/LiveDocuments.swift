@@ -1,6 +1,5 @@
 import Foundation
 import KizunaCore
-import Synchronization
 
 /// What the device endpoints need about one app — its record, live template and live policy — each read when
 /// first asked for and kept until the change feed reports that the app or one of its documents changed.
@@ -22,41 +21,36 @@ final class LiveDocuments: Sendable {
         let value: Value
     }
 
-    private struct Slot {
-        var generation: UInt64 = 0
-        var app: AppRecord?
-        var config: Parsed<RemoteConfigTemplate>?
-        var gate: Parsed<GatePolicy>?
-    }
-
     private let apps: any AppRepository
     private let documents: any DocumentRepository
-    private let slots = Mutex<[String: Slot]>([:])
+    // Separate caches, so a gate publish leaves the cached template alone; an app change empties all three.
+    private let records: FeedCache<AppRecord>
+    private let templates: FeedCache<Parsed<RemoteConfigTemplate>>
+    private let policies: FeedCache<Parsed<GatePolicy>>
 
     init(apps: any AppRepository, documents: any DocumentRepository, feed: ChangeFeed) {
         self.apps = apps
         self.documents = documents
-        feed.observe { [weak self] change in
-            guard ["app", DocumentKind.config.rawValue, DocumentKind.gate.rawValue].contains(change.kind) else { return }
-            self?.invalidate(change.entityId)
-        }
+        records = FeedCache(feed: feed, kinds: ["app"])
+        templates = FeedCache(feed: feed, kinds: ["app", DocumentKind.config.rawValue])
+        policies = FeedCache(feed: feed, kinds: ["app", DocumentKind.gate.rawValue])
     }
 
+    /// Forgets what is cached for `app`: the publishing instance calls it at once, the others' feeds follow.
     func invalidate(_ app: String) {
-        slots.withLock { slots in
-            let generation = (slots[app]?.generation ?? 0) &+ 1
-            slots[app] = Slot(generation: generation)
-        }
+        records.invalidate(app)
+        templates.invalidate(app)
+        policies.invalidate(app)
     }
 
     /// The live config template of `app`, reloaded when the cached one is older than `atLeast`.
     func config(_ app: String, atLeast: Int64? = nil) async throws -> Live<RemoteConfigTemplate> {
-        try await live(app, \.config, kind: .config, atLeast: atLeast, parse: RemoteConfigTemplate.init(parsing:))
+        try await live(app, templates, kind: .config, atLeast: atLeast, parse: RemoteConfigTemplate.init(parsing:))
     }
 
     /// The live gate policy of `app`, reloaded when the cached one is older than `atLeast`.
     func gate(_ app: String, atLeast: Int64? = nil) async throws -> Live<GatePolicy> {
-        try await live(app, \.gate, kind: .gate, atLeast: atLeast, parse: GatePolicy.init(parsing:))
+        try await live(app, policies, kind: .gate, atLeast: atLeast, parse: GatePolicy.init(parsing:))
     }
 
     /// The live versions of both documents, for a stream's opening snapshot.
@@ -70,29 +64,18 @@ final class LiveDocuments: Sendable {
 
     private func live<Value: Sendable>(
         _ app: String,
-        _ part: WritableKeyPath<Slot, Parsed<Value>?>,
+        _ cache: FeedCache<Parsed<Value>>,
         kind: DocumentKind,
         atLeast: Int64?,
-        parse: (JSONValue) throws -> Value
+        parse: @escaping (JSONValue) throws -> Value
     ) async throws -> Live<Value> {
-        let slot = slots.withLock { $0[app] ?? Slot() }
-        if let record = slot.app, let cached = slot[keyPath: part], cached.version >= atLeast ?? 0 {
-            return Live(app: record, version: cached.version, value: cached.value)
-        }
-        let record: AppRecord
-        if let cached = slot.app {
-            record = cached
-        } else {
+        let record = try await records.value(app) {
             guard let found = try await apps.find(id: app) else { throw KizunaError.noSuchApp(app) }
-            record = found
+            return found
         }
-        let document = try await documents.current(app: app, kind: kind)
-        let parsed = Parsed(version: document.version, value: try parse(document.document))
-        slots.withLock { slots in
-            // A change that arrived while this load ran may not be in it: keep the result only if none did.
-            guard (slots[app]?.generation ?? 0) == slot.generation else { return }
-            slots[app, default: Slot()].app = record
-            slots[app, default: Slot()][keyPath: part] = parsed
+        let parsed = try await cache.value(app, isFresh: { $0.version >= atLeast ?? 0 }) {
+            let document = try await documents.current(app: app, kind: kind)
+            return Parsed(version: document.version, value: try parse(document.document))
         }
         return Live(app: record, version: parsed.version, value: parsed.value)
     }

@@ -29,16 +29,10 @@ package final class ServerSecrets: Sendable {
             """
         ).run()
         guard let row = try await database.select().column("secret").from("server_secrets").where("name", .equal, SQLBind(name)).first(),
-            let bytes = Self.bytes(fromBase64URL: try row.decode(column: "secret", as: String.self)), bytes.count == 32
+            let bytes = base64URLDecoded(try row.decode(column: "secret", as: String.self)), bytes.count == 32
         else { throw KizunaError(.internalError, "The server's '\(name)' key is missing or damaged in the store.") }
         let key = SymmetricKey(data: bytes)
         cache.withLock { $0[name] = key }
         return key
-    }
-
-    private static func bytes(fromBase64URL text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
     }
 }

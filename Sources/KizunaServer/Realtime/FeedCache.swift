@@ -1,0 +1,42 @@
+import Synchronization
+
+/// Values read from the store per key (an app), kept until the change feed reports a change of one of `kinds` for
+/// that key, on this instance or any other.
+///
+/// A load that a change overtook is returned but not kept: each key has a generation that every invalidation bumps,
+/// and a load is stored only if the generation it started under is still current. So the cache never keeps a value
+/// older than a change it has been told of.
+final class FeedCache<Value: Sendable>: Sendable {
+    private struct Slot {
+        var generation: UInt64 = 0
+        var value: Value?
+    }
+
+    private let slots = Mutex<[String: Slot]>([:])
+
+    /// A cache that forgets a key's value when the feed delivers a change of `kinds` whose entity is that key.
+    init(feed: ChangeFeed, kinds: Set<String>) {
+        feed.observe { [weak self] change in
+            if kinds.contains(change.kind) { self?.invalidate(change.entityId) }
+        }
+    }
+
+    /// Forgets the value of `key`; the writer calls it at once after its own commit (the feed follows later).
+    func invalidate(_ key: String) {
+        slots.withLock { slots in
+            slots[key] = Slot(generation: (slots[key]?.generation ?? 0) &+ 1)
+        }
+    }
+
+    /// The cached value of `key` when `isFresh` accepts it, otherwise what `load` reads (kept if no change came
+    /// meanwhile). A load that throws keeps nothing.
+    func value(_ key: String, isFresh: (Value) -> Bool = { _ in true }, load: () async throws -> Value) async throws -> Value {
+        let slot = slots.withLock { $0[key] ?? Slot() }
+        if let cached = slot.value, isFresh(cached) { return cached }
+        let loaded = try await load()
+        slots.withLock { slots in
+            if (slots[key]?.generation ?? 0) == slot.generation { slots[key, default: Slot()].value = loaded }
+        }
+        return loaded
+    }
+}
