@@ -22,6 +22,8 @@ struct ServerParts {
     let router: Router<KizunaRequestContext>
     let startup: StartupService
     let feed: ChangeFeed
+    /// Deletes expired data tombstones.
+    let sweeper: TombstoneSweeper
     let configuration: KizunaConfiguration
     /// Held while an SQLite store is served, so a second server on the same data directory is refused.
     let storeLock: StoreLock?
@@ -81,8 +83,12 @@ struct ServerParts {
         let live = LiveDocuments(apps: appRepository, documents: documents, feed: feed)
         let apiKeys = APIKeySQLRepository(database: database)
         let userGroups = UserGroupSQLRepository(database: database)
+        let tombstoneRetention = Int64(configuration.tombstoneRetentionDays) * 86_400_000
         let dataSchemas = LiveDataSchemas(
-            apps: appRepository, documents: documents, database: database, secrets: ServerSecrets(database: database), feed: feed)
+            apps: appRepository, documents: documents, database: database, secrets: ServerSecrets(database: database), feed: feed,
+            tombstoneRetention: tombstoneRetention)
+        sweeper = TombstoneSweeper(
+            apps: appRepository, schemas: dataSchemas, readiness: readiness, retention: tombstoneRetention, interval: .seconds(3600), logger: logger)
 
         let root = router.group()
         let v1 = router.group("/v1")
@@ -134,7 +140,7 @@ extension ServerParts {
             server: .http1(
                 configuration: .init(additionalChannelHandlers: [limiter.handler(), ParserErrorResponder(logger: logger)], idleTimeout: idleTimeout)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
-            services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed],
+            services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, sweeper],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )

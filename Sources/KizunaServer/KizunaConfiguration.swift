@@ -45,6 +45,8 @@ public struct KizunaConfiguration: Sendable {
     package var passwordParameters: PasswordHasher.Parameters = .standard
     /// How often the change feed reads the log without being woken: the most a lost notification delays an event.
     package var changePollInterval: Duration = .seconds(5)
+    /// How long deleted data records are kept as tombstones for offline clients' syncs, in days.
+    public var tombstoneRetentionDays: Int = 30
     /// How deep and how aliased a data API document may be.
     package var graphQLLimits = GraphQLLimits()
     /// The migration steps to apply; Kizuna's own unless a test supplies others.

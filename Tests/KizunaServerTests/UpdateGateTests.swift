@@ -253,8 +253,8 @@ struct CrossInstanceTests {
             configuration.changePollInterval = .seconds(3600)
             let a = try await ServerParts(configuration: configuration)
             let b = try await ServerParts(configuration: configuration)
-            let (databaseA, readinessA, feedA) = (a.database, a.readiness, a.feed)
-            let (databaseB, readinessB, feedB) = (b.database, b.readiness, b.feed)
+            let (databaseA, readinessA, feedA, sweeperA) = (a.database, a.readiness, a.feed, a.sweeper)
+            let (databaseB, readinessB, feedB, sweeperB) = (b.database, b.readiness, b.feed, b.sweeper)
             let applicationB = b.application()
             try await a.application().test(.live) { clientA in
                 #expect(await readinessA.settled() == .ready)
@@ -263,12 +263,14 @@ struct CrossInstanceTests {
                     database: databaseA,
                     readiness: readinessA,
                     feed: feedA,
+                    sweeper: sweeperA,
                     client: clientA,
                     adminToken: try #require(await iterator.next()).token
                 )
                 try await applicationB.test(.live) { clientB in
                     #expect(await readinessB.settled() == .ready)
-                    let instanceB = TestServer(database: databaseB, readiness: readinessB, feed: feedB, client: clientB, adminToken: "")
+                    let instanceB = TestServer(
+                        database: databaseB, readiness: readinessB, feed: feedB, sweeper: sweeperB, client: clientB, adminToken: "")
                     try await instanceA.send(.post, "/v1/admin/apps", json: UpdateGateTests.app)
                     // B caches the app with no policy, then subscribes.
                     #expect(try await UpdateGateTests.check(instanceB, UpdateGateTests.device("1.0")).action == "none")

@@ -111,6 +111,11 @@ extension KizunaError.Code {
     /// A `nextToken` the server did not issue, altered or cut short, or issued for another query (another model,
     /// order, filter or key); list again from the first page.
     public static let badCursor: Self = "bad_cursor"
+    /// A data mutation's `condition` does not hold for the stored record; nothing was written.
+    public static let conditionFailed: Self = "condition_failed"
+    /// A data sync's `since` is older than the tombstone retention: deletions it would need may be gone. Sync again
+    /// from the start (without `since`) and replace the local copy.
+    public static let syncExpired: Self = "sync_expired"
     /// A precondition (such as `If-Match`) failed.
     public static let preconditionFailed: Self = "precondition_failed"
     /// The request body is larger than the server accepts.

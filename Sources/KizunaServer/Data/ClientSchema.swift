@@ -51,17 +51,17 @@ package struct ClientSchema: Sendable {
                     "since": GraphQLArgument(type: GraphQLString, description: "The `lastSeq` of the previous sync; from the start when left out."),
                     "limit": GraphQLArgument(type: GraphQLInt), "nextToken": GraphQLArgument(type: GraphQLString),
                 ],
-                resolve: runtime == nil ? nil : DataRequest.notYet(names.sync))
+                resolve: runtime?.syncResolver(model))
             let condition = GraphQLArgument(type: try types.filter(model.name, condition: true))
             mutation[names.create] = GraphQLField(
                 type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.createInput(model))), "condition": condition],
-                resolve: runtime == nil ? nil : DataRequest.notYet(names.create))
+                resolve: runtime?.createResolver(model))
             mutation[names.update] = GraphQLField(
                 type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.updateInput(model))), "condition": condition],
-                resolve: runtime == nil ? nil : DataRequest.notYet(names.update))
+                resolve: runtime?.updateResolver(model))
             mutation[names.delete] = GraphQLField(
                 type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.deleteInput(model))), "condition": condition],
-                resolve: runtime == nil ? nil : DataRequest.notYet(names.delete))
+                resolve: runtime?.deleteResolver(model))
         }
         if query.isEmpty {
             // GraphQL needs a query type with a field; an app without models still answers introspection.

@@ -92,6 +92,7 @@ extension ClientTypes {
                 let required = field.isRequired && field.defaultValue == nil
                 fields[field.name] = InputObjectField(type: required ? GraphQLNonNull(type as any GraphQLNullableType) : type)
             }
+            try addIgnoredOwners(model, to: &fields)
             return try GraphQLInputObjectType(name: "Create\(model.name)Input", fields: fields)
         }
     }
@@ -101,6 +102,7 @@ extension ClientTypes {
         try once("Update\(model.name)Input") {
             var fields: InputObjectFieldMap = ["id": InputObjectField(type: GraphQLNonNull(GraphQLID))]
             for field in writable(model) { fields[field.name] = InputObjectField(type: try inputType(field)) }
+            try addIgnoredOwners(model, to: &fields)
             fields["_version"] = InputObjectField(type: GraphQLInt, description: "The version this change expects; a conflict when it moved.")
             return try GraphQLInputObjectType(name: "Update\(model.name)Input", fields: fields)
         }
@@ -126,6 +128,15 @@ extension ClientTypes {
                 return nil
             })
         return model.fields.filter { !$0.isAutomatic && !ownerFields.contains($0.name) }
+    }
+
+    /// Owner fields the SDL declares are accepted, as Amplify's generated inputs and models send them, and ignored:
+    /// the server sets them from the session, so a forged owner changes nothing.
+    private func addIgnoredOwners(_ model: DataModel, to fields: inout InputObjectFieldMap) throws {
+        for rule in model.rules where rule.via == nil {
+            guard case .owner(let name) = rule.allow, let field = model.field(named: name), !field.isAutomatic, fields[name] == nil else { continue }
+            fields[name] = InputObjectField(type: try inputType(field), description: "Ignored: the server sets it to the signed-in user.")
+        }
     }
 
     private func inputType(_ field: DataField) throws -> any GraphQLInputType & GraphQLNullableType {

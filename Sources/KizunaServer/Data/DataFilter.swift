@@ -40,19 +40,23 @@ package struct DataFilter: Sendable {
     ///   - schema: The app's schema, whose enums say which values an enum field takes.
     ///   - table: The model's table, which qualifies every column (a list's `json_each` has columns of its own).
     ///   - dialect: The engine the SQL is for.
-    /// - Throws: `validation_failed` for `filter`, listing every problem with its path (`filter.and[0].text.between`).
-    package init(_ filter: JSONValue?, model: DataModel, schema: DataSchema, table: String, dialect: DataTables.Dialect) throws(KizunaError) {
+    ///   - argument: The argument's name, which problem paths start with: `filter`, or a mutation's `condition`
+    ///     (the same grammar).
+    /// - Throws: `validation_failed` for `argument`, listing every problem with its path (`filter.and[0].text.between`).
+    package init(
+        _ filter: JSONValue?, model: DataModel, schema: DataSchema, table: String, dialect: DataTables.Dialect, argument: String = "filter"
+    ) throws(KizunaError) {
         var compiler = FilterCompiler(model: model, schema: schema, table: table, dialect: dialect)
         var condition: SQLQueryString?
         if let filter, filter != .null {
-            condition = compiler.filter(filter, at: FilterPath("filter"), depth: 1)
+            condition = compiler.filter(filter, at: FilterPath(argument), depth: 1)
         }
         if compiler.conditions > Self.maximumConditions {
             compiler.problem(
-                FilterPath("filter"), "tests \(compiler.conditions) conditions; at most \(Self.maximumConditions) are allowed",
+                FilterPath(argument), "tests \(compiler.conditions) conditions; at most \(Self.maximumConditions) are allowed",
                 code: "too_many_conditions")
         }
-        try compiler.throwIfFailed(field: "filter", summary: "The filter is not valid")
+        try compiler.throwIfFailed(field: argument, summary: argument == "filter" ? "The filter is not valid" : "The \(argument) is not valid")
         self.condition = condition
         self.fields = compiler.fields
         let leading = Set(model.indexes.map(\.partitionKey) + ["createdAt", "id"])

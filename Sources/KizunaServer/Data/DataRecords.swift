@@ -19,6 +19,32 @@ enum DataRecords {
         return record
     }
 
+    /// A row as the stored record in JSON: the form the rule engine decides on (a list as an array, a DateTime as
+    /// epoch milliseconds) and idempotent creates compare. `_deleted` is included.
+    static func stored(_ row: any SQLRow, model: DataModel) throws -> [String: JSONValue] {
+        var record: [String: JSONValue] = [:]
+        for field in model.fields {
+            guard try !row.decodeNil(column: field.name) else {
+                record[field.name] = .null
+                continue
+            }
+            if field.isList {
+                let text = try row.decode(column: field.name, as: String.self)
+                record[field.name] = StoredValue.json(text).json
+                continue
+            }
+            switch field.type {
+            case .enumeration, .scalar(.id), .scalar(.string): record[field.name] = .string(try row.decode(column: field.name, as: String.self))
+            case .scalar(.int), .scalar(.dateTime): record[field.name] = .number(Double(try row.decode(column: field.name, as: Int64.self)))
+            case .scalar(.float): record[field.name] = .number(try row.decode(column: field.name, as: Double.self))
+            case .scalar(.boolean): record[field.name] = .bool(try row.decode(column: field.name, as: Bool.self))
+            case .scalar(.json): record[field.name] = StoredValue.json(try row.decode(column: field.name, as: String.self)).json
+            }
+        }
+        record[DataTables.deletedColumn] = .bool(try row.decode(column: DataTables.deletedColumn, as: Bool.self))
+        return record
+    }
+
     private static func value(of field: DataField, in row: any SQLRow) throws -> any Sendable {
         if field.isList {
             let text = try row.decode(column: field.name, as: String.self)
@@ -52,6 +78,24 @@ enum DataRecords {
             var dictionary = OrderedDictionary<String, Map>()
             for key in fields.keys.sorted() { dictionary[key] = map(fields[key] ?? .null) }
             return .dictionary(dictionary)
+        }
+    }
+
+    /// A record as ``output(_:model:)`` makes it, as JSON: what an error's `extensions` carry.
+    static func json(output record: [String: any Sendable]) -> JSONValue {
+        .object(record.mapValues(json(outputValue:)))
+    }
+
+    private static func json(outputValue value: any Sendable) -> JSONValue {
+        switch value {
+        case let text as String: return .string(text)
+        case let number as Int: return .number(Double(number))
+        case let number as Double: return .number(number)
+        case let flag as Bool: return .bool(flag)
+        case let map as Map: return json(map)
+        case let list as [any Sendable]: return .array(list.map(json(outputValue:)))
+        case let record as [String: any Sendable]: return json(output: record)
+        default: return .null
         }
     }
 

@@ -9,8 +9,9 @@ import Synchronization
 /// One app's data API at one schema version: the executable GraphQL schema with its resolvers, over the app's
 /// tables, every read narrowed by the one rule engine.
 ///
-/// Reads (`getX`, `listXs`, `listXsBy<Index>`) are served; mutations and `syncXs` answer `not_implemented` until
-/// the write path lands, so no client mistakes them for a silent success.
+/// Queries (`getX`, `listXs`, `listXsBy<Index>`, `syncXs`) and mutations (`createX`, `updateX`, `deleteX`) are
+/// served here and in its extensions; every read is narrowed in SQL, every write decided in memory on the record,
+/// by the same rules.
 final class DataRuntime: Sendable {
     let app: String
     let version: Int64
@@ -18,15 +19,27 @@ final class DataRuntime: Sendable {
     let authorization: DataAuthorization
     let database: KizunaDatabase
     let cursorKey: SymmetricKey
-    private let dialect: DataTables.Dialect
+    /// How long deleted records are kept as tombstones, in milliseconds: a sync from further back is refused.
+    let tombstoneRetention: Int64
+    /// Told after a mutation commits, so this process's change feed reads it at once.
+    let didCommit: @Sendable () -> Void
+    let dialect: DataTables.Dialect
     private let built = Mutex<ClientSchema?>(nil)
 
-    init(app: String, version: Int64, data: DataSchema, database: KizunaDatabase, cursorKey: SymmetricKey) {
+    /// The default ``tombstoneRetention``: 30 days.
+    static let defaultTombstoneRetention: Int64 = 30 * 86_400_000
+
+    init(
+        app: String, version: Int64, data: DataSchema, database: KizunaDatabase, cursorKey: SymmetricKey,
+        tombstoneRetention: Int64 = DataRuntime.defaultTombstoneRetention, didCommit: @escaping @Sendable () -> Void = {}
+    ) {
         self.app = app
         self.version = version
         self.data = data
         self.database = database
         self.cursorKey = cursorKey
+        self.tombstoneRetention = tombstoneRetention
+        self.didCommit = didCommit
         dialect = database.engine == .postgres ? .postgres : .sqlite
         authorization = DataAuthorization(schema: data, app: app, dialect: dialect)
         usesGroups = data.models.contains { model in

@@ -91,11 +91,11 @@ struct GraphQLController: Sendable {
         switch error.originalError {
         case let kizuna as KizunaError:
             object["message"] = .string(kizuna.message)
-            var extensions: [String: JSONValue] = ["code": .string(kizuna.code.rawValue)]
-            if let field = kizuna.field { extensions["field"] = .string(field) }
-            if !kizuna.details.isEmpty {
-                extensions["details"] = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(kizuna.details))
-            }
+            object["extensions"] = .object(try extensions(of: kizuna))
+        case let conflict as DataConflict:
+            object["message"] = .string(conflict.error.message)
+            var extensions = try extensions(of: conflict.error)
+            if let current = conflict.current { extensions["current"] = current }
             object["extensions"] = .object(extensions)
         case .some(let other):
             // Never internals in an answer: the log has them, with the request id.
@@ -108,5 +108,15 @@ struct GraphQLController: Sendable {
             object["extensions"] = .object(["code": .string(code ?? KizunaError.Code.validationFailed.rawValue)])
         }
         return .object(object)
+    }
+
+    /// A Kizuna error's `extensions`: its code, and the field and details when it has them.
+    private static func extensions(of error: KizunaError) throws -> [String: JSONValue] {
+        var extensions: [String: JSONValue] = ["code": .string(error.code.rawValue)]
+        if let field = error.field { extensions["field"] = .string(field) }
+        if !error.details.isEmpty {
+            extensions["details"] = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(error.details))
+        }
+        return extensions
     }
 }

@@ -9,12 +9,19 @@ final class LiveDataSchemas: Sendable {
     private let database: KizunaDatabase
     private let secrets: ServerSecrets
     private let runtimes: FeedCache<DataRuntime>
+    private let feed: ChangeFeed
+    private let tombstoneRetention: Int64
 
-    init(apps: any AppRepository, documents: any DocumentRepository, database: KizunaDatabase, secrets: ServerSecrets, feed: ChangeFeed) {
+    init(
+        apps: any AppRepository, documents: any DocumentRepository, database: KizunaDatabase, secrets: ServerSecrets, feed: ChangeFeed,
+        tombstoneRetention: Int64 = DataRuntime.defaultTombstoneRetention
+    ) {
         self.apps = apps
         self.documents = documents
         self.database = database
         self.secrets = secrets
+        self.feed = feed
+        self.tombstoneRetention = tombstoneRetention
         runtimes = FeedCache(feed: feed, kinds: ["app", DocumentKind.schema.rawValue])
     }
 
@@ -31,7 +38,9 @@ final class LiveDataSchemas: Sendable {
             guard try await apps.find(id: app) != nil else { throw KizunaError.noSuchApp(app) }
             let live = try await documents.current(app: app, kind: .schema)
             let data = try DataSchema(sdl: try SchemaDocument.sdl(in: live.document))
-            return DataRuntime(app: app, version: live.version, data: data, database: database, cursorKey: try await secrets.key("page-cursor"))
+            return DataRuntime(
+                app: app, version: live.version, data: data, database: database, cursorKey: try await secrets.key("page-cursor"),
+                tombstoneRetention: tombstoneRetention, didCommit: feed.poke)
         }
     }
 }

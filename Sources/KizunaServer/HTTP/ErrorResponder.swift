@@ -97,7 +97,8 @@ struct ErrorMiddleware: RouterMiddleware {
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
-        case .conflict, .destructiveChange: .conflict
+        case .conflict, .destructiveChange, .conditionFailed: .conflict
+        case .syncExpired: .gone
         case .preconditionFailed: .preconditionFailed
         case .payloadTooLarge: .contentTooLarge
         case .rateLimited, .throttled: .tooManyRequests

@@ -14,6 +14,8 @@ struct TestServer: Sendable {
     let database: KizunaDatabase
     let readiness: Readiness
     let feed: ChangeFeed
+    /// Deletes expired data tombstones when a test asks.
+    let sweeper: TombstoneSweeper
     let client: any TestClientProtocol
     let adminToken: String
 
@@ -58,7 +60,7 @@ func withTestServer(
         var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { continuation.yield($0) }
         configure(&configuration)
         let parts = try await ServerParts(configuration: configuration)
-        let (database, readiness, feed) = (parts.database, parts.readiness, parts.feed)
+        let (database, readiness, feed, sweeper) = (parts.database, parts.readiness, parts.feed, parts.sweeper)
         try await parts.application().test(.live) { client in
             var token = ""
             if waitUntilReady {
@@ -68,7 +70,8 @@ func withTestServer(
                 var iterator = tokens.makeAsyncIterator()
                 token = try #require(await iterator.next()).token
             }
-            try await body(TestServer(database: database, readiness: readiness, feed: feed, client: client, adminToken: token))
+            try await body(
+                TestServer(database: database, readiness: readiness, feed: feed, sweeper: sweeper, client: client, adminToken: token))
         }
     }
 }

@@ -1,0 +1,43 @@
+import KizunaCore
+import Logging
+import ServiceLifecycle
+
+/// Deletes data tombstones older than the retention, for every app with a data schema: once the store is ready,
+/// then every `interval`.
+///
+/// Deleted records stay as tombstones so an offline client's sync learns of the delete; after the retention a sync
+/// from before it is refused (`sync_expired`), so the tombstone has done its work. Any instance may sweep: the
+/// deletes are idempotent and batched.
+struct TombstoneSweeper: Service {
+    let apps: any AppRepository
+    let schemas: LiveDataSchemas
+    let readiness: Readiness
+    let retention: Int64
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        let state = await cancelWhenGracefulShutdown { await readiness.settled() }
+        guard state == .ready else { return }
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                let pruned = try await sweep(now: EpochMillis.now)
+                if pruned > 0 { logger.info("Deleted expired data tombstones", metadata: ["count": "\(pruned)"]) }
+            } catch {
+                logger.warning("Sweeping data tombstones failed; retrying at the next sweep", metadata: ["error": "\(error)"])
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+
+    /// Deletes every app's tombstones deleted before `now` minus the retention.
+    /// - Returns: How many were deleted.
+    func sweep(now: Int64) async throws -> Int {
+        var pruned = 0
+        for app in try await apps.list() {
+            let runtime = try await schemas.runtime(app.id)
+            pruned += try await runtime.pruneTombstones(before: now - retention)
+        }
+        return pruned
+    }
+}
