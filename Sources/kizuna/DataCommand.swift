@@ -60,7 +60,7 @@ struct DataCommand: AsyncParsableCommand {
         /// `--variables` as an object: the JSON given, or read from the file after `@`.
         private func variableValues() throws -> [String: JSONValue]? {
             guard let variables else { return nil }
-            let text = variables.hasPrefix("@") ? try readText(String(variables.dropFirst())) : variables
+            let text = try variables.hasPrefix("@") ? readText(String(variables.dropFirst())) : variables
             guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
                 throw ValidationError("--variables is not JSON: give an object such as '{\"limit\": 20}', or @FILE.")
             }
