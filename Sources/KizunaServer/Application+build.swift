@@ -101,7 +101,6 @@ struct ServerParts {
             documents: documents, live: live, dataSchemas: dataSchemas, apps: appRepository, retention: configuration.documentRetention
         ).addRoutes(to: admin)
         DeviceController(live: live, limiter: InstallRateLimiter(limit: configuration.deviceRateLimit)).addRoutes(to: v1)
-        DataController(schemas: dataSchemas).addAdminRoutes(to: admin)
         APIKeysController(keys: apiKeys).addAdminRoutes(to: admin)
         EventStreamController(feed: feed, live: live, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
@@ -116,9 +115,9 @@ struct ServerParts {
             logger: logger)
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
         UsersController(accounts: accounts, groups: userGroups, web: web).addRoutes(to: admin)
-        GraphQLController(
-            schemas: dataSchemas, accounts: accounts, groups: userGroups, keys: apiKeys, limits: configuration.graphQLLimits
-        ).addRoutes(to: v1)
+        let graphQL = GraphQLExecutor(limits: configuration.graphQLLimits)
+        GraphQLController(schemas: dataSchemas, accounts: accounts, groups: userGroups, keys: apiKeys, executor: graphQL).addRoutes(to: v1)
+        DataController(schemas: dataSchemas, accounts: accounts, groups: userGroups, executor: graphQL).addAdminRoutes(to: admin)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)
         let associatedDomains = AssociatedDomainsController(store: associatedDomainStore)
         associatedDomains.addPublicRoutes(to: root)

@@ -292,6 +292,21 @@ struct DataAuthorizationTests {
         #expect(authorization.viaFields(of: message, for: .update).isEmpty)
     }
 
+    @Test func anOperatorPassesEveryRule() throws {
+        let schema = try DataSchema(sdl: ChatFixture.sdl)
+        let authorization = DataAuthorization(schema: schema, app: ChatFixture.app, dialect: .sqlite)
+        let operatorCaller = DataCaller(isOperator: true)
+        // Secret has no rules: closed to every other caller, open to the operator like every other model.
+        for model in schema.models {
+            for operation in DataOperation.allCases {
+                #expect(authorization.grant(operation, on: model, for: operatorCaller) == .all, "\(model.name) \(operation)")
+                #expect(authorization.allows(operation, on: model, record: ["id": "x"], related: [:], for: operatorCaller))
+            }
+        }
+        let secret = try #require(schema.model(named: "Secret"))
+        #expect(authorization.grant(.read, on: secret, for: DataCaller(userId: "ada", groups: ["admins"], hasAPIKey: true)) == .denied)
+    }
+
     @Test func aStaleOrDeletedRelatedRecordLetsNobodyIn() throws {
         let schema = try DataSchema(sdl: ChatFixture.sdl)
         let authorization = DataAuthorization(schema: schema, app: ChatFixture.app, dialect: .postgres)

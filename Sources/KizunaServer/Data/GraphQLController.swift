@@ -1,9 +1,7 @@
 import Foundation
-import GraphQL
 import HTTPTypes
 import Hummingbird
 import KizunaCore
-import Logging
 
 /// `POST /v1/apps/{app}/graphql`: GraphQL over HTTP (JSON), served from the app's live data schema.
 ///
@@ -15,7 +13,7 @@ struct GraphQLController: Sendable {
     let accounts: AccountService
     let groups: any UserGroupRepository
     let keys: any APIKeyRepository
-    let limits: GraphQLLimits
+    let executor: GraphQLExecutor
 
     func addRoutes(to v1: RouterGroup<KizunaRequestContext>) {
         v1.post("/apps/{app}/graphql", use: execute)
@@ -36,28 +34,11 @@ struct GraphQLController: Sendable {
         do {
             caller = try await self.caller(request, app: app, needsGroups: runtime.usesGroups)
         } catch let error as KizunaError {
-            // A credential that does not hold: answered in GraphQL's shape, with its HTTP status (401).
-            let object: JSONValue = ["errors": [["message": .string(error.message), "extensions": ["code": .string(error.code.rawValue)]]]]
-            return try .json(object, status: ErrorMiddleware.status(for: error.code))
+            return try GraphQLExecutor.refusal(error)
         }
-        let schema = try runtime.schema()
-
-        let document: Document
-        do {
-            document = try parse(source: Source(body: body.query, name: "GraphQL request"))
-        } catch let error as GraphQLError {
-            return try answer(GraphQLResult(errors: [error]), notes: nil, context: context)
-        }
-        if let problem = limits.check(document) { return try answer(GraphQLResult(errors: [problem]), notes: nil, context: context) }
-        let invalid = validate(schema: schema, ast: document)
-        guard invalid.isEmpty else { return try answer(GraphQLResult(errors: invalid), notes: nil, context: context) }
-        var variables: [String: Map] = [:]
-        for (name, value) in body.variables?.objectValue ?? [:] { variables[name] = DataRecords.map(value) }
-        let notes = RequestNotes()
-        let result = try await GraphQL.execute(
-            schema: schema, documentAST: document, rootValue: (), context: DataRequest(caller: caller, notes: notes), variableValues: variables,
-            operationName: body.operationName)
-        return try answer(result, notes: notes, context: context)
+        return try await executor.answer(
+            query: body.query, variables: body.variables?.objectValue ?? [:], operationName: body.operationName, on: runtime, caller: caller,
+            context: context)
     }
 
     /// Who is asking: a session, an API key, both or neither. A credential that is presented must be valid.
@@ -74,49 +55,5 @@ struct GraphQLController: Sendable {
             caller.hasAPIKey = true
         }
         return caller
-    }
-
-    /// The GraphQL answer as JSON: `data`, `errors` (each with `extensions.code`), and the request's own
-    /// `extensions` (such as filters on unindexed fields).
-    private func answer(_ result: GraphQLResult, notes: RequestNotes?, context: KizunaRequestContext) throws -> Response {
-        var body: [String: JSONValue] = [:]
-        if let data = result.data { body["data"] = DataRecords.json(data) }
-        if !result.errors.isEmpty { body["errors"] = .array(try result.errors.map { try Self.error($0, context: context) }) }
-        if let extensions = notes?.extensions { body["extensions"] = extensions }
-        return try .json(JSONValue.object(body))
-    }
-
-    private static func error(_ error: GraphQLError, context: KizunaRequestContext) throws -> JSONValue {
-        var object = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(error)).objectValue ?? [:]
-        switch error.originalError {
-        case let kizuna as KizunaError:
-            object["message"] = .string(kizuna.message)
-            object["extensions"] = .object(try extensions(of: kizuna))
-        case let conflict as DataConflict:
-            object["message"] = .string(conflict.error.message)
-            var extensions = try extensions(of: conflict.error)
-            if let current = conflict.current { extensions["current"] = current }
-            object["extensions"] = .object(extensions)
-        case .some(let other):
-            // Never internals in an answer: the log has them, with the request id.
-            context.logger.error("A data resolver failed", metadata: ["error": "\(String(reflecting: other))"])
-            object["message"] = .string("The server could not answer this field; the log has the details (request \(context.id)).")
-            object["extensions"] = .object(["code": .string(KizunaError.Code.internalError.rawValue)])
-        case nil:
-            // The document itself: a syntax or validation error, or a limit.
-            let code = error.extensions["code"].flatMap { if case .string(let code) = $0 { code } else { nil } }
-            object["extensions"] = .object(["code": .string(code ?? KizunaError.Code.validationFailed.rawValue)])
-        }
-        return .object(object)
-    }
-
-    /// A Kizuna error's `extensions`: its code, and the field and details when it has them.
-    private static func extensions(of error: KizunaError) throws -> [String: JSONValue] {
-        var extensions: [String: JSONValue] = ["code": .string(error.code.rawValue)]
-        if let field = error.field { extensions["field"] = .string(field) }
-        if !error.details.isEmpty {
-            extensions["details"] = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(error.details))
-        }
-        return extensions
     }
 }

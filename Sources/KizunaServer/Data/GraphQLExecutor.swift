@@ -1,0 +1,95 @@
+import Foundation
+import GraphQL
+import HTTPTypes
+import Hummingbird
+import KizunaCore
+import Logging
+
+/// Runs one GraphQL document against an app's live data API for one caller, and answers it as GraphQL over HTTP:
+/// what the app's endpoint (``GraphQLController``) and the operator's (``DataController``) share, so both parse, limit,
+/// validate, run and report errors the same way.
+///
+/// The answer is 200 with `data`, `errors` (each with a stable `extensions.code`) and the request's own
+/// `extensions`. A document that does not parse, breaks a limit or fails validation never runs.
+struct GraphQLExecutor: Sendable {
+    let limits: GraphQLLimits
+
+    /// Runs `query` as `caller` on the app's live schema.
+    /// - Parameters:
+    ///   - variables: The values of the document's variables, as the request's JSON gave them.
+    ///   - operationName: The operation to run, when the document has several.
+    ///   - context: The request's context, for the log and the request id an internal error names.
+    func answer(
+        query: String, variables: [String: JSONValue], operationName: String?, on runtime: DataRuntime, caller: DataCaller,
+        context: KizunaRequestContext
+    ) async throws -> Response {
+        let schema = try runtime.schema()
+        let document: Document
+        do {
+            document = try parse(source: Source(body: query, name: "GraphQL request"))
+        } catch let error as GraphQLError {
+            return try answer(GraphQLResult(errors: [error]), notes: nil, context: context)
+        }
+        if let problem = limits.check(document) { return try answer(GraphQLResult(errors: [problem]), notes: nil, context: context) }
+        let invalid = validate(schema: schema, ast: document)
+        guard invalid.isEmpty else { return try answer(GraphQLResult(errors: invalid), notes: nil, context: context) }
+        var values: [String: Map] = [:]
+        for (name, value) in variables { values[name] = DataRecords.map(value) }
+        let notes = RequestNotes()
+        let result = try await GraphQL.execute(
+            schema: schema, documentAST: document, rootValue: (), context: DataRequest(caller: caller, notes: notes), variableValues: values,
+            operationName: operationName)
+        return try answer(result, notes: notes, context: context)
+    }
+
+    /// A credential that does not hold, answered in GraphQL's shape with its HTTP status (401), so a GraphQL client
+    /// reads it like any other error.
+    static func refusal(_ error: KizunaError) throws -> Response {
+        let object: JSONValue = ["errors": [["message": .string(error.message), "extensions": ["code": .string(error.code.rawValue)]]]]
+        return try .json(object, status: ErrorMiddleware.status(for: error.code))
+    }
+
+    /// The GraphQL answer as JSON: `data`, `errors` (each with `extensions.code`), and the request's own
+    /// `extensions` (such as filters on unindexed fields).
+    private func answer(_ result: GraphQLResult, notes: RequestNotes?, context: KizunaRequestContext) throws -> Response {
+        var body: [String: JSONValue] = [:]
+        if let data = result.data { body["data"] = DataRecords.json(data) }
+        if !result.errors.isEmpty { body["errors"] = .array(try result.errors.map { try Self.error($0, context: context) }) }
+        if let extensions = notes?.extensions { body["extensions"] = extensions }
+        return try .json(JSONValue.object(body))
+    }
+
+    private static func error(_ error: GraphQLError, context: KizunaRequestContext) throws -> JSONValue {
+        var object = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(error)).objectValue ?? [:]
+        switch error.originalError {
+        case let kizuna as KizunaError:
+            object["message"] = .string(kizuna.message)
+            object["extensions"] = .object(try extensions(of: kizuna))
+        case let conflict as DataConflict:
+            object["message"] = .string(conflict.error.message)
+            var extensions = try extensions(of: conflict.error)
+            if let current = conflict.current { extensions["current"] = current }
+            object["extensions"] = .object(extensions)
+        case .some(let other):
+            // Never internals in an answer: the log has them, with the request id.
+            context.logger.error("A data resolver failed", metadata: ["error": "\(String(reflecting: other))"])
+            object["message"] = .string("The server could not answer this field; the log has the details (request \(context.id)).")
+            object["extensions"] = .object(["code": .string(KizunaError.Code.internalError.rawValue)])
+        case nil:
+            // The document itself: a syntax or validation error, or a limit.
+            let code = error.extensions["code"].flatMap { if case .string(let code) = $0 { code } else { nil } }
+            object["extensions"] = .object(["code": .string(code ?? KizunaError.Code.validationFailed.rawValue)])
+        }
+        return .object(object)
+    }
+
+    /// A Kizuna error's `extensions`: its code, and the field and details when it has them.
+    private static func extensions(of error: KizunaError) throws -> [String: JSONValue] {
+        var extensions: [String: JSONValue] = ["code": .string(error.code.rawValue)]
+        if let field = error.field { extensions["field"] = .string(field) }
+        if !error.details.isEmpty {
+            extensions["details"] = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(error.details))
+        }
+        return extensions
+    }
+}
