@@ -33,13 +33,16 @@ struct GraphQLExecutor: Sendable {
         if let problem = limits.check(document) { return try answer(GraphQLResult(errors: [problem]), notes: nil, context: context) }
         let invalid = validate(schema: schema, ast: document)
         guard invalid.isEmpty else { return try answer(GraphQLResult(errors: invalid), notes: nil, context: context) }
+        var runnable = document
+        let rewritten = InputValueDeprecation.rewrite(document, source: query)
+        if let rewritten { runnable = try parse(source: Source(body: rewritten, name: "GraphQL request")) }
         var values: [String: Map] = [:]
         for (name, value) in variables { values[name] = DataRecords.map(value) }
         let notes = RequestNotes()
         let result = try await GraphQL.execute(
-            schema: schema, documentAST: document, rootValue: (), context: DataRequest(caller: caller, notes: notes), variableValues: values,
+            schema: schema, documentAST: runnable, rootValue: (), context: DataRequest(caller: caller, notes: notes), variableValues: values,
             operationName: operationName)
-        return try answer(result, notes: notes, context: context)
+        return try answer(result, notes: notes, context: context, restoring: rewritten != nil)
     }
 
     /// A credential that does not hold, answered in GraphQL's shape with its HTTP status (401), so a GraphQL client
@@ -51,9 +54,9 @@ struct GraphQLExecutor: Sendable {
 
     /// The GraphQL answer as JSON: `data`, `errors` (each with `extensions.code`), and the request's own
     /// `extensions` (such as filters on unindexed fields).
-    private func answer(_ result: GraphQLResult, notes: RequestNotes?, context: KizunaRequestContext) throws -> Response {
+    private func answer(_ result: GraphQLResult, notes: RequestNotes?, context: KizunaRequestContext, restoring: Bool = false) throws -> Response {
         var body: [String: JSONValue] = [:]
-        if let data = result.data { body["data"] = DataRecords.json(data) }
+        if let data = result.data { body["data"] = restoring ? InputValueDeprecation.restore(DataRecords.json(data)) : DataRecords.json(data) }
         if !result.errors.isEmpty { body["errors"] = .array(try result.errors.map { try Self.error($0, context: context) }) }
         if let extensions = notes?.extensions { body["extensions"] = extensions }
         return try .json(JSONValue.object(body))
