@@ -45,7 +45,7 @@ public struct KizunaConfiguration: Sendable {
     package var passwordParameters: PasswordHasher.Parameters = .standard
     /// How often the change feed reads the log without being woken: the most a lost notification delays an event.
     package var changePollInterval: Duration = .seconds(5)
-    /// How deep and how aliased a data API document may be.
+    /// Limits on data API (GraphQL) requests: depth, aliases, cost, mutations per request, document size.
     package var graphQLLimits = GraphQLLimits()
     /// The migration steps to apply; Kizuna's own unless a test supplies others.
     package var migrations: [MigrationStep]

@@ -111,6 +111,10 @@ extension KizunaError.Code {
     /// A `nextToken` the server did not issue, altered or cut short, or issued for another query (another model,
     /// order, filter or key); list again from the first page.
     public static let badCursor: Self = "bad_cursor"
+    /// A request is larger than a limit of the server allows (a GraphQL document too deep or too costly, a page too
+    /// large, too many mutations at once); it cannot succeed as is, so make it smaller. The data API names the limit
+    /// in `extensions.limit`, with `maximum` and `actual`.
+    public static let limitExceeded: Self = "limit_exceeded"
     /// A precondition (such as `If-Match`) failed.
     public static let preconditionFailed: Self = "precondition_failed"
     /// The request body is larger than the server accepts.

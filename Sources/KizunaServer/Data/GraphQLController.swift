@@ -9,7 +9,8 @@ import Logging
 ///
 /// The caller is a session (`Authorization: Bearer`), an API key of the app (`X-Api-Key`), both, or neither; the
 /// rule engine decides per model and operation. Errors follow the GraphQL spec, each with a stable
-/// `extensions.code`. Documents deeper or with more aliases than the limits are refused before they run.
+/// `extensions.code`. A request over a limit (``GraphQLLimits``) is refused before any of it runs, with
+/// `limit_exceeded` and the limit in `extensions.limit`.
 struct GraphQLController: Sendable {
     let schemas: LiveDataSchemas
     let accounts: AccountService
@@ -42,17 +43,14 @@ struct GraphQLController: Sendable {
         }
         let schema = try runtime.schema()
 
-        let document: Document
-        do {
-            document = try parse(source: Source(body: body.query, name: "GraphQL request"))
-        } catch let error as GraphQLError {
-            return try answer(GraphQLResult(errors: [error]), notes: nil, context: context)
+        let given = body.variables?.objectValue ?? [:]
+        // Nothing runs unless the whole document is admitted: a refused batch of mutations writes nothing.
+        let admission = limits.admit(body.query, operationName: body.operationName, variables: given, schema: schema)
+        guard case .admitted(let document, _) = admission else {
+            return try answer(GraphQLResult(errors: admission.errors), notes: nil, context: context)
         }
-        if let problem = limits.check(document) { return try answer(GraphQLResult(errors: [problem]), notes: nil, context: context) }
-        let invalid = validate(schema: schema, ast: document)
-        guard invalid.isEmpty else { return try answer(GraphQLResult(errors: invalid), notes: nil, context: context) }
         var variables: [String: Map] = [:]
-        for (name, value) in body.variables?.objectValue ?? [:] { variables[name] = DataRecords.map(value) }
+        for (name, value) in given { variables[name] = DataRecords.map(value) }
         let notes = RequestNotes()
         let result = try await GraphQL.execute(
             schema: schema, documentAST: document, rootValue: (), context: DataRequest(caller: caller, notes: notes), variableValues: variables,
@@ -103,9 +101,10 @@ struct GraphQLController: Sendable {
             object["message"] = .string("The server could not answer this field; the log has the details (request \(context.id)).")
             object["extensions"] = .object(["code": .string(KizunaError.Code.internalError.rawValue)])
         case nil:
-            // The document itself: a syntax or validation error, or a limit.
-            let code = error.extensions["code"].flatMap { if case .string(let code) = $0 { code } else { nil } }
-            object["extensions"] = .object(["code": .string(code ?? KizunaError.Code.validationFailed.rawValue)])
+            // The document itself: a syntax or validation error, or a limit (with its `limit`, `maximum` and `actual`).
+            var extensions = object["extensions"]?.objectValue ?? [:]
+            if extensions["code"] == nil { extensions["code"] = .string(KizunaError.Code.validationFailed.rawValue) }
+            object["extensions"] = .object(extensions)
         }
         return .object(object)
     }
