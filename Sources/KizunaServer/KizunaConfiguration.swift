@@ -47,7 +47,7 @@ public struct KizunaConfiguration: Sendable {
     package var changePollInterval: Duration = .seconds(5)
     /// How long deleted data records are kept as tombstones for offline clients' syncs, in days.
     public var tombstoneRetentionDays: Int = 30
-    /// How deep and how aliased a data API document may be.
+    /// Limits on data API (GraphQL) requests: depth, aliases, cost, mutations per request, document size.
     package var graphQLLimits = GraphQLLimits()
     /// The migration steps to apply; Kizuna's own unless a test supplies others.
     package var migrations: [MigrationStep]

@@ -14,6 +14,22 @@ struct Environment: Sendable {
     subscript(_ key: String) -> String? {
         values[key].flatMap { $0.isEmpty ? nil : $0 }
     }
+
+    /// A whole-number setting: the flag, else the variable `key`, else `fallback`.
+    /// - Throws: `ValidationError` naming `key` when the variable is not a number or the value is outside `range`.
+    func integer(_ flag: Int?, _ key: String, _ fallback: Int, range: ClosedRange<Int>) throws -> Int {
+        let value: Int
+        if let flag {
+            value = flag
+        } else if let text = self[key] {
+            guard let parsed = Int(text) else { throw ValidationError("\(key) must be a whole number, got '\(text)'.") }
+            value = parsed
+        } else {
+            value = fallback
+        }
+        guard range.contains(value) else { throw ValidationError("\(key) must be in \(range.lowerBound)...\(range.upperBound), got \(value).") }
+        return value
+    }
 }
 
 /// Where the store is, for commands that open it directly.

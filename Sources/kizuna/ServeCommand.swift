@@ -104,22 +104,15 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var maxPendingPasswordChecks: Int?
 
+    @OptionGroup(title: "GraphQL limits")
+    var graphQL: GraphQLLimitOptions
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. Env: KIZUNA_LOG_LEVEL. Default: info.")
     var logLevel: Logger.Level?
 
     func configuration(_ environment: Environment) throws -> KizunaConfiguration {
         func integer(_ flag: Int?, _ key: String, _ fallback: Int, range: ClosedRange<Int>) throws -> Int {
-            let value: Int
-            if let flag {
-                value = flag
-            } else if let text = environment[key] {
-                guard let parsed = Int(text) else { throw ValidationError("\(key) must be a whole number, got '\(text)'.") }
-                value = parsed
-            } else {
-                value = fallback
-            }
-            guard range.contains(value) else { throw ValidationError("\(key) must be in \(range.lowerBound)...\(range.upperBound), got \(value).") }
-            return value
+            try environment.integer(flag, key, fallback, range: range)
         }
         func rateLimit() throws -> DeviceRateLimit {
             let perMinute = try integer(deviceRateLimit, "KIZUNA_DEVICE_RATE_LIMIT", 60, range: 1...10_000_000)
@@ -156,6 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxConnections = try integer(maxConnections, "KIZUNA_MAX_CONNECTIONS", 10_000, range: 1...1_000_000)
         configuration.maxPendingPasswordChecks = try integer(
             maxPendingPasswordChecks, "KIZUNA_MAX_PENDING_PASSWORD_CHECKS", 16, range: 1...10_000)
+        configuration.graphQLLimits = try graphQL.limits(environment)
         configuration.sessions.refreshReuseGrace = .seconds(try integer(refreshReuseGrace, "KIZUNA_REFRESH_REUSE_GRACE", 30, range: 0...600))
         let origins =
             corsOrigins.isEmpty

@@ -134,16 +134,18 @@ struct KeysetPageTests {
         }
     }
 
-    @Test func badKeyArgumentsAndLimitsAreValidationProblems() throws {
+    @Test func badKeyArgumentsAndLimitsAreRefused() throws {
         let schema = try DataSchema(sdl: NotesFixture.sdl)
         let model = try #require(schema.model(named: "Note"))
         func page(_ order: KeysetPage.Order = .createdAt, limit: Int? = nil) throws(KizunaError) -> KeysetPage {
             try KeysetPage(model: model, schema: schema, table: "t", dialect: .sqlite, order: order, limit: limit, scope: "")
         }
-        for limit in [0, -1, 1001] {
+        for limit in [0, -1] {
             let error = #expect(throws: KizunaError.self) { try page(limit: limit) }
             #expect(error?.code == .validationFailed && error?.field == "limit")
         }
+        let tooLarge = #expect(throws: KizunaError.self) { try page(limit: 1001) }
+        #expect(tooLarge?.code == .limitExceeded && tooLarge?.field == "limit" && tooLarge?.message.contains("1000") == true)
         #expect(try page(limit: 1000).limit == 1000)
         #expect(try page().limit == 100)
         let unknown = #expect(throws: KizunaError.self) { try page(.index("byNothing", partition: "r1")) }

@@ -27,6 +27,30 @@ struct CommandParsingTests {
         #expect { try bad.configuration(environment) } throws: { "\($0)".contains("KIZUNA_CONFIG_RETENTION") }
     }
 
+    @Test func graphQLLimitsComeFromFlagsThenEnvironmentThenDefaults() throws {
+        func limits(_ arguments: [String], _ environment: [String: String] = [:]) throws -> GraphQLLimits {
+            try (try Kizuna.parseAsRoot(["serve"] + arguments) as! ServeCommand).configuration(Environment(values: environment)).graphQLLimits
+        }
+        #expect(try limits([]) == GraphQLLimits())
+        let environment = [
+            "KIZUNA_GRAPHQL_MAX_DEPTH": "12", "KIZUNA_GRAPHQL_MAX_COST": "1000", "KIZUNA_GRAPHQL_MAX_ALIASES": "5",
+            "KIZUNA_GRAPHQL_MAX_MUTATIONS": "50", "KIZUNA_GRAPHQL_MAX_DOCUMENT_SIZE": "4096",
+        ]
+        let fromEnvironment = try limits([], environment)
+        #expect(fromEnvironment.maximumDepth == 12 && fromEnvironment.maximumCost == 1000 && fromEnvironment.maximumAliases == 5)
+        #expect(fromEnvironment.maximumMutationsPerRequest == 50 && fromEnvironment.maximumDocumentBytes == 4096)
+        let fromFlags = try limits(
+            [
+                "--graphql-max-depth", "8", "--graphql-max-cost", "200000", "--graphql-max-aliases", "0", "--graphql-max-mutations", "1",
+                "--graphql-max-document-size", "1024",
+            ], environment)
+        #expect(fromFlags.maximumDepth == 8 && fromFlags.maximumCost == 200_000 && fromFlags.maximumAliases == 0)
+        #expect(fromFlags.maximumMutationsPerRequest == 1 && fromFlags.maximumDocumentBytes == 1024)
+        #expect { try limits(["--graphql-max-depth", "0"]) } throws: { "\($0)".contains("KIZUNA_GRAPHQL_MAX_DEPTH") }
+        #expect { try limits([], ["KIZUNA_GRAPHQL_MAX_COST": "lots"]) } throws: { "\($0)".contains("KIZUNA_GRAPHQL_MAX_COST") }
+        #expect(Kizuna.helpMessage(for: ServeCommand.self).contains("--graphql-max-cost"))
+    }
+
     @Test func webSettingsPickTheCookieFromThePublicURL() throws {
         func web(_ arguments: [String], _ environment: [String: String] = [:]) throws -> WebSettings {
             try (try Kizuna.parseAsRoot(["serve"] + arguments) as! ServeCommand).configuration(Environment(values: environment)).effectiveWeb

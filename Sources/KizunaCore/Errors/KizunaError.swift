@@ -116,6 +116,10 @@ extension KizunaError.Code {
     /// A data sync's `since` is older than the tombstone retention: deletions it would need may be gone. Sync again
     /// from the start (without `since`) and replace the local copy.
     public static let syncExpired: Self = "sync_expired"
+    /// A request is larger than a limit of the server allows (a GraphQL document too deep or too costly, a page too
+    /// large, too many mutations at once); it cannot succeed as is, so make it smaller. The data API names the limit
+    /// in `extensions.limit`, with `maximum` and `actual`.
+    public static let limitExceeded: Self = "limit_exceeded"
     /// A precondition (such as `If-Match`) failed.
     public static let preconditionFailed: Self = "precondition_failed"
     /// The request body is larger than the server accepts.

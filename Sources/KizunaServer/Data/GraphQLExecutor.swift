@@ -24,15 +24,11 @@ struct GraphQLExecutor: Sendable {
         context: KizunaRequestContext
     ) async throws -> Response {
         let schema = try runtime.schema()
-        let document: Document
-        do {
-            document = try parse(source: Source(body: query, name: "GraphQL request"))
-        } catch let error as GraphQLError {
-            return try answer(GraphQLResult(errors: [error]), notes: nil, context: context)
+        // Nothing runs unless the whole document is admitted: a refused batch of mutations writes nothing.
+        let admission = limits.admit(query, operationName: operationName, variables: variables, schema: schema)
+        guard case .admitted(let document, _) = admission else {
+            return try answer(GraphQLResult(errors: admission.errors), notes: nil, context: context)
         }
-        if let problem = limits.check(document) { return try answer(GraphQLResult(errors: [problem]), notes: nil, context: context) }
-        let invalid = validate(schema: schema, ast: document)
-        guard invalid.isEmpty else { return try answer(GraphQLResult(errors: invalid), notes: nil, context: context) }
         var runnable = document
         let rewritten = InputValueDeprecation.rewrite(document, source: query)
         if let rewritten { runnable = try parse(source: Source(body: rewritten, name: "GraphQL request")) }
@@ -79,9 +75,10 @@ struct GraphQLExecutor: Sendable {
             object["message"] = .string("The server could not answer this field; the log has the details (request \(context.id)).")
             object["extensions"] = .object(["code": .string(KizunaError.Code.internalError.rawValue)])
         case nil:
-            // The document itself: a syntax or validation error, or a limit.
-            let code = error.extensions["code"].flatMap { if case .string(let code) = $0 { code } else { nil } }
-            object["extensions"] = .object(["code": .string(code ?? KizunaError.Code.validationFailed.rawValue)])
+            // The document itself: a syntax or validation error, or a limit (with its `limit`, `maximum` and `actual`).
+            var extensions = object["extensions"]?.objectValue ?? [:]
+            if extensions["code"] == nil { extensions["code"] = .string(KizunaError.Code.validationFailed.rawValue) }
+            object["extensions"] = .object(extensions)
         }
         return .object(object)
     }

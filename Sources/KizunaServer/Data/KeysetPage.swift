@@ -61,15 +61,21 @@ package struct KeysetPage: Sendable {
     ///   - filter: A compiled ``DataFilter`` condition, and any the access rules add.
     ///   - scope: The digest of the filter and key arguments.
     ///   - includeDeleted: Whether tombstones are listed too (sync reads them; lists do not).
-    /// - Throws: `validation_failed` for a bad limit, an unknown index, or a partition value or key condition that
+    /// - Throws: `limit_exceeded` for a limit over ``maximumLimit``; `validation_failed` for one under 1, an unknown index, or a partition value or key condition that
     ///   does not fit its field; `bad_cursor` for a cursor whose values do not fit this order.
     package init(
         model: DataModel, schema: DataSchema, table: String, dialect: DataTables.Dialect, order: Order = .createdAt, descending: Bool = false,
         limit: Int? = nil, after: PageCursor? = nil, filter: (any SQLExpression)? = nil, scope: String, includeDeleted: Bool = false
     ) throws(KizunaError) {
         let pageLimit = limit ?? Self.defaultLimit
-        guard (1...Self.maximumLimit).contains(pageLimit) else {
+        guard pageLimit >= 1 else {
             throw KizunaError(.validationFailed, "limit must be between 1 and \(Self.maximumLimit); it was \(pageLimit).", field: "limit")
+        }
+        guard pageLimit <= Self.maximumLimit else {
+            // The data API refuses such a page before anything runs (GraphQLLimits, limit "pageSize"); this says the same.
+            throw KizunaError(
+                .limitExceeded, "limit may be at most \(Self.maximumLimit) (the page size limit); it was \(pageLimit). Page with nextToken.",
+                field: "limit")
         }
         var compiler = FilterCompiler(model: model, schema: schema, table: table, dialect: dialect)
         var conditions: [SQLQueryString] = []

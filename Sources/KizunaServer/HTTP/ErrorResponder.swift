@@ -91,7 +91,7 @@ struct ErrorMiddleware: RouterMiddleware {
     /// The HTTP status each error code answers with.
     static func status(for code: KizunaError.Code) -> HTTPResponse.Status {
         switch code {
-        case .badRequest, .validationFailed, .badCursor: .badRequest
+        case .badRequest, .validationFailed, .badCursor, .limitExceeded: .badRequest
         case .unauthorized, .invalidCredentials, .sessionExpired, .apiKeyExpired, .apiKeyRevoked: .unauthorized
         case .accountDisabled: .forbidden
         case .forbidden: .forbidden
