@@ -9,8 +9,9 @@ import Synchronization
 /// One app's data API at one schema version: the executable GraphQL schema with its resolvers, over the app's
 /// tables, every read narrowed by the one rule engine.
 ///
-/// Reads (`getX`, `listXs`, `listXsBy<Index>`) are served; mutations and `syncXs` answer `not_implemented` until
-/// the write path lands, so no client mistakes them for a silent success.
+/// Reads (`getX`, `listXs`, `listXsBy<Index>`) are served, with the relation fields they select (`@belongsTo`,
+/// `@hasMany`) loaded one statement per level by ``RelationLoader``; mutations and `syncXs` answer `not_implemented`
+/// until the write path lands, so no client mistakes them for a silent success.
 final class DataRuntime: Sendable {
     let app: String
     let version: Int64
@@ -18,7 +19,7 @@ final class DataRuntime: Sendable {
     let authorization: DataAuthorization
     let database: KizunaDatabase
     let cursorKey: SymmetricKey
-    private let dialect: DataTables.Dialect
+    let dialect: DataTables.Dialect
     private let built = Mutex<ClientSchema?>(nil)
 
     init(app: String, version: Int64, data: DataSchema, database: KizunaDatabase, cursorKey: SymmetricKey) {
@@ -47,19 +48,23 @@ final class DataRuntime: Sendable {
 
     // MARK: Resolvers
 
-    /// The resolver of `getX`.
+    /// The resolver of `getX`, which loads the relations the query selects on the record.
     func getResolver(_ model: DataModel) -> GraphQLFieldResolve {
-        { _, args, context, _ in
+        { _, args, context, info in
+            let request = try DataRequest.from(context)
             let id = DataRecords.json(args)["id"]?.stringValue ?? ""
-            return try await self.get(model, id: id, caller: DataRequest.from(context).caller)
+            guard let record = try await self.get(model, id: id, caller: request.caller) else { return nil }
+            return await RelationLoader(runtime: self, request: request, info: info).loaded(record, of: model, selectedBy: info.fieldASTs)
         }
     }
 
-    /// The resolver of `listXs` (no index) or of an index query.
+    /// The resolver of `listXs` (no index) or of an index query, which loads the relations the query selects on the
+    /// page's items.
     func listResolver(_ model: DataModel, index: DataIndex?) -> GraphQLFieldResolve {
-        { _, args, context, _ in
+        { _, args, context, info in
             let request = try DataRequest.from(context)
-            return try await self.list(model, index: index, arguments: args, caller: request.caller, notes: request.notes)
+            let page = try await self.list(model, index: index, arguments: args, caller: request.caller, notes: request.notes)
+            return await RelationLoader(runtime: self, request: request, info: info).loaded(page: page, of: model, selectedBy: info.fieldASTs)
         }
     }
 
@@ -116,7 +121,7 @@ final class DataRuntime: Sendable {
     }
 
     /// The rule engine's answer for reads, or `unauthorized`/`forbidden` when no rule lets the caller read at all.
-    private func readable(_ model: DataModel, caller: DataCaller) throws(KizunaError) -> DataAccess {
+    func readable(_ model: DataModel, caller: DataCaller) throws(KizunaError) -> DataAccess {
         let access = authorization.access(.read, on: model, for: caller)
         if case .denied = access {
             if caller.userId == nil && !caller.hasAPIKey {
