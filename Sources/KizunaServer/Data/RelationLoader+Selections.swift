@@ -19,8 +19,8 @@ extension RelationLoader {
     /// The relation fields `selections` select on records of `model`, by response key.
     ///
     /// A level's records can be completed under several selections (a connection's `items` under two aliases). A
-    /// response key that asks those records for two different things is left to its resolvers (``PlannedRelation/
-    /// isAgreed``): the answers stay right, only unbatched, for a document that asks one name two ways.
+    /// response key that asks those records for two different things is left to its resolvers (`isAgreed` is false):
+    /// the answers stay right, only unbatched, for a document that asks one name two ways.
     func plan(_ selections: [[Field]], on model: DataModel) -> OrderedDictionary<String, PlannedRelation> {
         var planned: OrderedDictionary<String, PlannedRelation> = [:]
         for nodes in selections {
