@@ -8,7 +8,7 @@ import Synchronization
 /// refer to each other (a room's messages, a message's room), so object fields are resolved lazily through here.
 final class ClientTypes: Sendable {
     let data: DataSchema
-    /// Serves relation fields when the schema is executable.
+    /// Serves relation fields (through ``DataRuntime/relationResolver(_:_:)``) when the schema is executable.
     let runtime: DataRuntime?
     /// Behind a lock because GraphQL reads input fields lazily, from any request; the lock is never held while a
     /// type is made, since making one makes the types it refers to.
@@ -52,12 +52,12 @@ final class ClientTypes: Sendable {
                     switch relation.kind {
                     case .belongsTo:
                         fields[relation.field] = GraphQLField(
-                            type: try object(relation.target), resolve: runtime == nil ? nil : DataRequest.notYet("\(model).\(relation.field)"))
+                            type: try object(relation.target), resolve: runtime?.relationResolver(definition, relation))
                     case .hasMany:
                         guard let target = data.model(named: relation.target) else { continue }
                         fields[relation.field] = GraphQLField(
                             type: GraphQLNonNull(try connection(relation.target)), args: try pageArguments(target),
-                            resolve: runtime == nil ? nil : DataRequest.notYet("\(model).\(relation.field)"))
+                            resolve: runtime?.relationResolver(definition, relation))
                     }
                 }
                 return fields

@@ -10,8 +10,9 @@ import Synchronization
 /// tables, every read narrowed by the one rule engine.
 ///
 /// Queries (`getX`, `listXs`, `listXsBy<Index>`, `syncXs`) and mutations (`createX`, `updateX`, `deleteX`) are
-/// served here and in its extensions; every read is narrowed in SQL, every write decided in memory on the record,
-/// by the same rules.
+/// served here and in its extensions, with the relation fields they select (`@belongsTo`, `@hasMany`) loaded one
+/// statement per level by ``RelationLoader``; every read is narrowed in SQL, every write decided in memory on the
+/// record, by the same rules.
 final class DataRuntime: Sendable {
     let app: String
     let version: Int64
@@ -60,19 +61,23 @@ final class DataRuntime: Sendable {
 
     // MARK: Resolvers
 
-    /// The resolver of `getX`.
+    /// The resolver of `getX`, which loads the relations the query selects on the record.
     func getResolver(_ model: DataModel) -> GraphQLFieldResolve {
-        { _, args, context, _ in
+        { _, args, context, info in
+            let request = try DataRequest.from(context)
             let id = DataRecords.json(args)["id"]?.stringValue ?? ""
-            return try await self.get(model, id: id, caller: DataRequest.from(context).caller)
+            guard let record = try await self.get(model, id: id, caller: request.caller) else { return nil }
+            return await RelationLoader(runtime: self, request: request, info: info).loaded(record, of: model, selectedBy: info.fieldASTs)
         }
     }
 
-    /// The resolver of `listXs` (no index) or of an index query.
+    /// The resolver of `listXs` (no index) or of an index query, which loads the relations the query selects on the
+    /// page's items.
     func listResolver(_ model: DataModel, index: DataIndex?) -> GraphQLFieldResolve {
-        { _, args, context, _ in
+        { _, args, context, info in
             let request = try DataRequest.from(context)
-            return try await self.list(model, index: index, arguments: args, caller: request.caller, notes: request.notes)
+            let page = try await self.list(model, index: index, arguments: args, caller: request.caller, notes: request.notes)
+            return await RelationLoader(runtime: self, request: request, info: info).loaded(page: page, of: model, selectedBy: info.fieldASTs)
         }
     }
 
@@ -129,7 +134,7 @@ final class DataRuntime: Sendable {
     }
 
     /// The rule engine's answer for reads, or `unauthorized`/`forbidden` when no rule lets the caller read at all.
-    private func readable(_ model: DataModel, caller: DataCaller) throws(KizunaError) -> DataAccess {
+    func readable(_ model: DataModel, caller: DataCaller) throws(KizunaError) -> DataAccess {
         let access = authorization.access(.read, on: model, for: caller)
         if case .denied = access {
             if caller.userId == nil && !caller.hasAPIKey {

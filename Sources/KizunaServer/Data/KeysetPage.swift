@@ -13,6 +13,9 @@ import SQLKit
 /// keys, then `id`; `id` breaks ties, so rows created in the same millisecond still have one order. An index query
 /// leaves out rows whose sort keys are unset, as a DynamoDB index does (sparse indexes are how Amplify apps list
 /// "only the pinned ones").
+///
+/// The same predicate and order also read a page of each of several partitions in one statement (``Partitions``):
+/// how a `hasMany` relation loads the related records of every parent at once.
 package struct KeysetPage: Sendable {
     /// Which order a list follows.
     package enum Order: Sendable {
@@ -44,8 +47,21 @@ package struct KeysetPage: Sendable {
     package let after: PageCursor?
     /// The digest the next cursor carries (``PageCursor/scope(of:)`` of the filter and key arguments).
     package let scope: String
+    /// What a row on the page satisfies, its columns qualified with the table's name: not deleted (unless tombstones
+    /// are listed), in the partition or partitions, in the index (a sparse one), the key condition, the filter, and
+    /// strictly after the cursor.
+    package let predicate: SQLQueryString
+    /// The `ORDER BY` terms, qualified: the index's partition key and sort keys (or `createdAt`), then `id`.
+    package let orderBy: SQLQueryString
+    /// For the pages of several partitions read at once (a `hasMany` relation's, see ``Partitions``), the field whose
+    /// values name them; `nil` for one page.
+    package let partitionKey: String?
+
     /// The SELECT, with its values bound.
-    package let query: SQLQueryString
+    package var query: SQLQueryString {
+        if let partitionKey { return partitionedQuery(by: partitionKey) }
+        return "SELECT * FROM \(ident: table) WHERE \(predicate) ORDER BY \(orderBy) LIMIT \(literal: limit + 1)"
+    }
 
     /// Builds a page's query.
     /// - Parameters:
@@ -66,6 +82,17 @@ package struct KeysetPage: Sendable {
     package init(
         model: DataModel, schema: DataSchema, table: String, dialect: DataTables.Dialect, order: Order = .createdAt, descending: Bool = false,
         limit: Int? = nil, after: PageCursor? = nil, filter: (any SQLExpression)? = nil, scope: String, includeDeleted: Bool = false
+    ) throws(KizunaError) {
+        try self.init(
+            model: model, schema: schema, table: table, dialect: dialect, order: order, partitions: nil, descending: descending, limit: limit,
+            after: after, filter: filter, scope: scope, includeDeleted: includeDeleted)
+    }
+
+    /// The one builder of both kinds of pages: one list, or with `partitions` a page of each partition (then an
+    /// `.index` order's partition value is not read: the partitions say which rows are read).
+    init(
+        model: DataModel, schema: DataSchema, table: String, dialect: DataTables.Dialect, order: Order, partitions: Partitions?, descending: Bool,
+        limit: Int?, after: PageCursor?, filter: (any SQLExpression)?, scope: String, includeDeleted: Bool
     ) throws(KizunaError) {
         let pageLimit = limit ?? Self.defaultLimit
         guard pageLimit >= 1 else {
@@ -90,7 +117,9 @@ package struct KeysetPage: Sendable {
             }
             orderName = name
             columns = index.sortKeys.compactMap { model.field(named: $0) }
-            if let key = model.field(named: index.partitionKey), let value = compiler.stored(partition, of: key, at: FilterPath(key.name)) {
+            if partitions == nil, let key = model.field(named: index.partitionKey),
+                let value = compiler.stored(partition, of: key, at: FilterPath(key.name))
+            {
                 conditions.append("\(compiler.column(key.name)) = \(bind: value.bindable)")
             }
             ordered.append(index.partitionKey)
@@ -105,6 +134,9 @@ package struct KeysetPage: Sendable {
             }
         }
         try compiler.throwIfFailed(field: nil, summary: "The index query's key arguments are not valid")
+        if let partitions {
+            conditions.append(compiler.isOneOf(compiler.column(partitions.key), partitions.values))
+        }
         columns.append(.id)
         ordered += columns.map(\.name)
         if let filter { conditions.append("(\(filter))") }
@@ -114,9 +146,9 @@ package struct KeysetPage: Sendable {
         }
 
         let direction = descending ? "DESC" : "ASC"
-        let orderBy = ordered.map { "\(compiler.column($0)) \(unsafeRaw: direction)" as SQLQueryString }.joined(separator: ", ")
-        let predicate = conditions.isEmpty ? "\(true)" : conditions.joined(separator: " AND ")
-        self.query = "SELECT * FROM \(ident: table) WHERE \(predicate) ORDER BY \(orderBy) LIMIT \(literal: pageLimit + 1)"
+        self.orderBy = ordered.map { "\(compiler.column($0)) \(unsafeRaw: direction)" as SQLQueryString }.joined(separator: ", ")
+        self.predicate = conditions.isEmpty ? "\(true)" : conditions.joined(separator: " AND ")
+        self.partitionKey = partitions?.key
         self.model = model
         self.table = table
         self.orderName = orderName
@@ -130,13 +162,16 @@ package struct KeysetPage: Sendable {
     /// Runs the query.
     /// - Returns: Up to ``limit`` rows, and the cursor after the last of them when more rows match.
     package func run(on database: any SQLDatabase) async throws -> (rows: [any SQLRow], next: PageCursor?) {
-        var rows = try await database.raw(query).all()
-        // The one row past the limit is read only to learn that a next page exists.
+        try page(of: try await database.raw(query).all())
+    }
+
+    /// `rows` (a page's, in order, up to one past the limit) cut to ``limit``, with the cursor after the last when
+    /// the one row past the limit says that a next page exists.
+    func page(of rows: [any SQLRow]) throws -> (rows: [any SQLRow], next: PageCursor?) {
         guard rows.count > limit else { return (rows, nil) }
-        rows.removeLast(rows.count - limit)
-        let last = rows[rows.count - 1]
-        let after = try order.map { field in try Self.cursorValue(of: field, in: last) }
-        return (rows, PageCursor(model: model.name, order: orderName, descending: descending, scope: scope, after: after))
+        let kept = Array(rows.prefix(limit))
+        let after = try order.map { field in try Self.cursorValue(of: field, in: kept[kept.count - 1]) }
+        return (kept, PageCursor(model: model.name, order: orderName, descending: descending, scope: scope, after: after))
     }
 
     /// `(c1 > v1) OR (c1 = v1 AND c2 > v2) OR …` (`<` when descending): the rows strictly after the cursor. Written

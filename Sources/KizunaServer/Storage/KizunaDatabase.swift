@@ -177,6 +177,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
     }
 
     package func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        Self.statementCounter?.increment()
         try await withSession { try await $0.execute(sql: query, onRow) }
     }
 
