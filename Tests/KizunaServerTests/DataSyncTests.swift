@@ -1,0 +1,89 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import KizunaCore
+import SQLKit
+import Testing
+
+@testable import KizunaServer
+
+/// `syncXs(since:)`: what changed after a position, in commit order, tombstones included, within what the caller
+/// may read; and the sweep that ends a tombstone's retention.
+@Suite("Data sync")
+struct DataSyncTests {
+    static let sync = """
+        query($since: String, $token: String, $limit: Int) {
+          syncNotes(since: $since, nextToken: $token, limit: $limit) { items { id text _version _deleted } nextToken lastSeq }
+        }
+        """
+
+    static func ids(_ answer: JSONValue) -> [String] {
+        answer["data"]?["syncNotes"]?["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+    }
+
+    @Test(arguments: TestBackend.available)
+    func aSyncReturnsWhatChangedSinceItsLastPositionInOrder(_ backend: TestBackend) async throws {
+        try await DataMutationTests.start(backend) { server, alice, bob in
+            for id in ["n1", "n2", "n3"] {
+                _ = try await DataMutationTests.graphQL(server, "mutation { createNote(input: { id: \"\(id)\", text: \"\(id)\" }) { id } }", token: alice.token)
+            }
+            _ = try await DataMutationTests.graphQL(server, #"mutation { createNote(input: { id: "b1", text: "bob's" }) { id } }"#, token: bob.token)
+
+            // From the start, two at a time: every record of Alice's once, in the order written.
+            let first = try await DataMutationTests.graphQL(server, Self.sync, ["limit": 2], token: alice.token)
+            #expect(Self.ids(first) == ["n1", "n2"], "\(first)")
+            let token = try #require(first["data"]?["syncNotes"]?["nextToken"]?.stringValue)
+            let second = try await DataMutationTests.graphQL(server, Self.sync, ["limit": 2, "token": .string(token)], token: alice.token)
+            #expect(Self.ids(second) == ["n3"])
+            #expect(second["data"]?["syncNotes"]?["nextToken"] == .null)
+            let position = try #require(second["data"]?["syncNotes"]?["lastSeq"]?.stringValue)
+
+            // Nothing since: an empty page that keeps the position.
+            let idle = try await DataMutationTests.graphQL(server, Self.sync, ["since": .string(position)], token: alice.token)
+            #expect(Self.ids(idle).isEmpty && idle["data"]?["syncNotes"]?["lastSeq"] == .string(position))
+
+            // A change and a delete after it: both, in the order they happened, the delete as a tombstone.
+            _ = try await DataMutationTests.graphQL(server, #"mutation { deleteNote(input: { id: "n2" }) { id } }"#, token: alice.token)
+            _ = try await DataMutationTests.graphQL(server, #"mutation { updateNote(input: { id: "n1", text: "one" }) { id } }"#, token: alice.token)
+            let delta = try await DataMutationTests.graphQL(server, Self.sync, ["since": .string(position)], token: alice.token)
+            #expect(Self.ids(delta) == ["n2", "n1"])
+            let items = delta["data"]?["syncNotes"]?["items"]?.arrayValue ?? []
+            #expect(items.first?["_deleted"] == true && items.last?["text"] == "one" && items.last?["_version"] == 2)
+            #expect(delta["data"]?["syncNotes"]?["lastSeq"] != .string(position))
+
+            // Bob's sync holds only his own record, tombstones of others' included nowhere.
+            let bobs = try await DataMutationTests.graphQL(server, Self.sync, token: bob.token)
+            #expect(Self.ids(bobs) == ["b1"])
+
+            // Positions are checked: a made-up one is refused, one older than the retention is sync_expired.
+            let garbage = try await DataMutationTests.graphQL(server, Self.sync, ["since": "yesterday"], token: alice.token)
+            #expect(GraphQLEndpointTests.code(garbage) == "validation_failed")
+            let ancient = try await DataMutationTests.graphQL(server, Self.sync, ["since": "5:1000"], token: alice.token)
+            #expect(GraphQLEndpointTests.code(ancient) == "sync_expired")
+            let foreign = try await DataMutationTests.graphQL(server, Self.sync, ["token": "x.y"], token: alice.token)
+            #expect(GraphQLEndpointTests.code(foreign) == "bad_cursor")
+        }
+    }
+
+    @Test(arguments: TestBackend.available)
+    func tombstonesAreSweptAfterTheRetention(_ backend: TestBackend) async throws {
+        try await DataMutationTests.start(backend) { server, alice, _ in
+            for id in ["n1", "n2"] {
+                _ = try await DataMutationTests.graphQL(server, "mutation { createNote(input: { id: \"\(id)\", text: \"x\" }) { id } }", token: alice.token)
+            }
+            _ = try await DataMutationTests.graphQL(server, #"mutation { deleteNote(input: { id: "n2" }) { id } }"#, token: alice.token)
+            let table = DataTables.table(app: "shop", model: "Note")
+            func stored() async throws -> [String] {
+                try await server.database.raw("SELECT \(ident: "id") FROM \(ident: table) ORDER BY \(ident: "id")").all().map {
+                    try $0.decode(column: "id", as: String.self)
+                }
+            }
+            // Within the retention the tombstone stays, for syncs to learn of the delete.
+            #expect(try await server.sweeper.sweep(now: EpochMillis.now) == 0)
+            #expect(try await stored() == ["n1", "n2"])
+            // After it, only the tombstone goes.
+            #expect(try await server.sweeper.sweep(now: EpochMillis.now + 31 * 86_400_000) == 1)
+            #expect(try await stored() == ["n1"])
+        }
+    }
+}
