@@ -87,3 +87,45 @@ struct DataSyncTests {
         }
     }
 }
+
+/// Paging through a list while another task keeps creating records: no record is repeated or skipped.
+@Suite("Data pages under writes")
+struct DataPagingUnderWritesTests {
+    @Test(arguments: TestBackend.available)
+    func pagesNeverRepeatOrSkipWhileAnotherTaskCreates(_ backend: TestBackend) async throws {
+        try await DataMutationTests.start(backend) { server, alice, _ in
+            let create = "mutation($text: String!) { createNote(input: { text: $text }) { id } }"
+            var before: Set<String> = []
+            for number in 0..<12 {
+                let made = try await DataMutationTests.graphQL(server, create, ["text": .string("before \(number)")], token: alice.token)
+                before.insert(try #require(made["data"]?["createNote"]?["id"]?.stringValue))
+            }
+            let page = "query($token: String) { listNotes(limit: 3, nextToken: $token) { items { id createdAt } nextToken } }"
+            let (writes, writer) = AsyncStream.makeStream(of: Void.self)
+            // The writer creates one record each time the reader has read a page, so writes land between and during pages.
+            let creating = Task {
+                var number = 0
+                for await _ in writes {
+                    _ = try await DataMutationTests.graphQL(server, create, ["text": .string("during \(number)")], token: alice.token)
+                    number += 1
+                }
+            }
+            var seen: [String] = []
+            var keys: [String] = []
+            var token: JSONValue = .null
+            repeat {
+                writer.yield()
+                let answer = try await DataMutationTests.graphQL(server, page, ["token": token], token: alice.token)
+                let items = answer["data"]?["listNotes"]?["items"]?.arrayValue ?? []
+                seen += items.compactMap { $0["id"]?.stringValue }
+                keys += items.compactMap { item in item["createdAt"]?.stringValue.map { "\($0) \(item["id"]?.stringValue ?? "")" } }
+                token = answer["data"]?["listNotes"]?["nextToken"] ?? .null
+            } while token != .null && seen.count < 200
+            writer.finish()
+            try await creating.value
+            #expect(Set(seen).count == seen.count, "no record twice")
+            #expect(before.isSubset(of: Set(seen)), "every record that existed when paging began")
+            #expect(keys == keys.sorted(), "in (createdAt, id) order")
+        }
+    }
+}
