@@ -88,7 +88,8 @@ struct ServerParts {
             apps: appRepository, documents: documents, database: database, secrets: ServerSecrets(database: database), feed: feed,
             tombstoneRetention: tombstoneRetention)
         sweeper = TombstoneSweeper(
-            apps: appRepository, schemas: dataSchemas, readiness: readiness, retention: tombstoneRetention, interval: .seconds(3600), logger: logger)
+            apps: appRepository, schemas: dataSchemas, database: database, readiness: readiness, retention: tombstoneRetention,
+            interval: .seconds(3600), logger: logger)
 
         let root = router.group()
         let v1 = router.group("/v1")

@@ -25,7 +25,8 @@ struct DataSyncTests {
     func aSyncReturnsWhatChangedSinceItsLastPositionInOrder(_ backend: TestBackend) async throws {
         try await DataMutationTests.start(backend) { server, alice, bob in
             for id in ["n1", "n2", "n3"] {
-                _ = try await DataMutationTests.graphQL(server, "mutation { createNote(input: { id: \"\(id)\", text: \"\(id)\" }) { id } }", token: alice.token)
+                _ = try await DataMutationTests.graphQL(
+                    server, "mutation { createNote(input: { id: \"\(id)\", text: \"\(id)\" }) { id } }", token: alice.token)
             }
             _ = try await DataMutationTests.graphQL(server, #"mutation { createNote(input: { id: "b1", text: "bob's" }) { id } }"#, token: bob.token)
 
@@ -69,7 +70,8 @@ struct DataSyncTests {
     func tombstonesAreSweptAfterTheRetention(_ backend: TestBackend) async throws {
         try await DataMutationTests.start(backend) { server, alice, _ in
             for id in ["n1", "n2"] {
-                _ = try await DataMutationTests.graphQL(server, "mutation { createNote(input: { id: \"\(id)\", text: \"x\" }) { id } }", token: alice.token)
+                _ = try await DataMutationTests.graphQL(
+                    server, "mutation { createNote(input: { id: \"\(id)\", text: \"x\" }) { id } }", token: alice.token)
             }
             _ = try await DataMutationTests.graphQL(server, #"mutation { deleteNote(input: { id: "n2" }) { id } }"#, token: alice.token)
             let table = DataTables.table(app: "shop", model: "Note")
@@ -84,6 +86,9 @@ struct DataSyncTests {
             // After it, only the tombstone goes.
             #expect(try await server.sweeper.sweep(now: EpochMillis.now + 31 * 86_400_000) == 1)
             #expect(try await stored() == ["n1"])
+            // The change log's rows as old go too, but for the newest, which keeps the log's position.
+            let kept = try await ChangeLog.read(after: 0, limit: 10, on: server.database)
+            #expect(kept.map(\.seq) == [try await ChangeLog.latestSeq(on: server.database)])
         }
     }
 }

@@ -2,15 +2,17 @@ import KizunaCore
 import Logging
 import ServiceLifecycle
 
-/// Deletes data tombstones older than the retention, for every app with a data schema: once the store is ready,
-/// then every `interval`.
+/// Deletes data tombstones older than the retention, for every app with a data schema, and the `changes` log's rows
+/// older than it: once the store is ready, then every `interval`.
 ///
 /// Deleted records stay as tombstones so an offline client's sync learns of the delete; after the retention a sync
-/// from before it is refused (`sync_expired`), so the tombstone has done its work. Any instance may sweep: the
-/// deletes are idempotent and batched.
+/// from before it is refused (`sync_expired`), so the tombstone has done its work. The log's rows go at the same age:
+/// every data write appends one, and a subscriber further behind than the retention resyncs anyway. Any instance
+/// may sweep: the deletes are idempotent and batched.
 struct TombstoneSweeper: Service {
     let apps: any AppRepository
     let schemas: LiveDataSchemas
+    let database: KizunaDatabase
     let readiness: Readiness
     let retention: Int64
     let interval: Duration
@@ -30,14 +32,15 @@ struct TombstoneSweeper: Service {
         }
     }
 
-    /// Deletes every app's tombstones deleted before `now` minus the retention.
-    /// - Returns: How many were deleted.
+    /// Deletes every app's tombstones deleted before `now` minus the retention, then the log's changes as old.
+    /// - Returns: How many tombstones were deleted.
     func sweep(now: Int64) async throws -> Int {
         var pruned = 0
         for app in try await apps.list() {
             let runtime = try await schemas.runtime(app.id)
             pruned += try await runtime.pruneTombstones(before: now - retention)
         }
+        try await ChangeLog.prune(before: now - retention, on: database)
         return pruned
     }
 }

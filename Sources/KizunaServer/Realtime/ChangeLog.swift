@@ -81,6 +81,26 @@ package enum ChangeLog {
         }
     }
 
+    /// Deletes changes made before `horizon` (epoch milliseconds), in batches of `batch`, always keeping the newest
+    /// change so the log's position survives. A subscriber resuming from before the oldest kept change has missed
+    /// some and starts over (see ``oldestSeq(on:)``).
+    /// - Returns: How many changes were deleted.
+    @discardableResult
+    package static func prune(before horizon: Int64, batch: Int = 1000, on database: KizunaDatabase) async throws -> Int {
+        var pruned = 0
+        while true {
+            let chosen: SQLQueryString = """
+                SELECT seq FROM changes WHERE created_at < \(bind: horizon) AND seq < (SELECT MAX(seq) FROM changes) \
+                ORDER BY seq LIMIT \(literal: batch)
+                """
+            let deleted = try await database.transaction { db in
+                try await db.raw("DELETE FROM changes WHERE seq IN (\(chosen)) RETURNING seq").all().count
+            }
+            pruned += deleted
+            if deleted < batch { return pruned }
+        }
+    }
+
     /// The newest seq, or 0 for an empty log.
     package static func latestSeq(on db: any SQLDatabase) async throws -> Int64 {
         try await db.raw("SELECT COALESCE(MAX(seq), 0) AS seq FROM changes").first()?.decode(column: "seq", as: Int64.self) ?? 0
