@@ -56,8 +56,10 @@ package enum SchemaPublishing {
             do {
                 // On PostgreSQL, DDL waits for the queries on its table (and an index build), and every later query
                 // waits behind it: a publish that cannot have its tables in seconds gives up rather than stall the API.
-                if dialect == .postgres, !statements.isEmpty { try await db.raw("SET LOCAL lock_timeout = '5s'").run() }
+                let bounded = dialect == .postgres && !statements.isEmpty
+                if bounded { try await db.raw("SET LOCAL lock_timeout = '5s'").run() }
                 for statement in statements { try await db.raw("\(unsafeRaw: statement)").run() }
+                if bounded { try await db.raw("SET LOCAL lock_timeout TO DEFAULT").run() }  // the rest of the publish as before
             } catch let error where StoreFailure.isLockConflict(error) {
                 throw KizunaError(
                     .conflict,
