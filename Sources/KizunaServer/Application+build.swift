@@ -24,6 +24,8 @@ struct ServerParts {
     let feed: ChangeFeed
     /// Deletes expired data tombstones.
     let sweeper: TombstoneSweeper
+    /// Builds indexes and fills defaults that data schema publishes leave for later.
+    let jobs: DataJobRunner
     let configuration: KizunaConfiguration
     /// Held while an SQLite store is served, so a second server on the same data directory is refused.
     let storeLock: StoreLock?
@@ -73,6 +75,10 @@ struct ServerParts {
 
         let feed = ChangeFeed(database: database, readiness: readiness, logger: logger, pollInterval: configuration.changePollInterval)
         self.feed = feed
+        let jobs = DataJobRunner(
+            database: database, readiness: readiness, feed: feed, batchSize: configuration.migrationBatchSize, settings: configuration.dataJobs,
+            logger: logger)
+        self.jobs = jobs
         let associatedDomainSettings = AssociatedDomainSQLRepository(database: database)
         // Every app change is checked against the apple-app-site-association file it leads to, in its transaction.
         let appRepository = AppSQLRepository(
@@ -123,6 +129,7 @@ struct ServerParts {
         let associatedDomains = AssociatedDomainsController(store: associatedDomainStore)
         associatedDomains.addPublicRoutes(to: root)
         associatedDomains.addAdminRoutes(to: admin)
+        DataJobsController(queue: jobs.queue, apps: appRepository).addAdminRoutes(to: admin)
         allowedMethods.record(router)
     }
 }
@@ -140,7 +147,8 @@ extension ServerParts {
             server: .http1(
                 configuration: .init(additionalChannelHandlers: [limiter.handler(), ParserErrorResponder(logger: logger)], idleTimeout: idleTimeout)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
-            services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, sweeper],
+            // Stopped in reverse order: the job runner pauses its job before the feed stops and the store closes.
+            services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )

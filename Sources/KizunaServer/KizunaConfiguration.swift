@@ -11,7 +11,8 @@ public struct KizunaConfiguration: Sendable {
     public var database: DatabaseLocation
     /// Largest request body accepted, in bytes.
     public var maxBodySize: Int
-    /// Rows per transaction when a data migration runs at start.
+    /// Rows per transaction when a data migration runs at start, and per batch when a schema job fills a new
+    /// field's default into existing records.
     public var migrationBatchSize: Int
     /// Log level of the server's loggers.
     public var logLevel: Logger.Level
@@ -49,6 +50,8 @@ public struct KizunaConfiguration: Sendable {
     public var tombstoneRetentionDays: Int = 30
     /// Limits on data API (GraphQL) requests: depth, aliases, cost, mutations per request, document size.
     package var graphQLLimits = GraphQLLimits()
+    /// How the schema jobs a data schema publish leaves (index builds, backfills) are run.
+    package var dataJobs = DataJobSettings()
     /// The migration steps to apply; Kizuna's own unless a test supplies others.
     package var migrations: [MigrationStep]
 
@@ -61,7 +64,7 @@ public struct KizunaConfiguration: Sendable {
     ///   - port: Port (default 8080).
     ///   - database: The store (default SQLite in `./kizuna-data`).
     ///   - maxBodySize: Body limit in bytes (default 1 MiB).
-    ///   - migrationBatchSize: Rows per data-migration transaction (default 1000).
+    ///   - migrationBatchSize: Rows per data-migration transaction and per schema backfill batch (default 1000).
     ///   - logLevel: Log level (default `info`).
     ///   - documentRetention: Versions kept per template or policy (default 300).
     ///   - deviceRateLimit: Per-install limit on device endpoints (default 60 a minute, bursts of 30).

@@ -9,15 +9,23 @@ struct SchemaCommand: AsyncParsableCommand {
         commandName: "schema",
         abstract: "Publish, plan, read and roll back an app's data schema (GraphQL SDL).",
         discussion: """
-            Publishing changes the store to follow the schema in the same transaction: new models become tables, new \
-            fields columns, new indexes indexes. Changes that drop or narrow stored data (a removed model or field, a \
-            changed type, optional to required without a default) are refused, each listed, unless \
-            --allow-destructive. `plan -f FILE` prints what a publish would change without changing anything.
+            Publishing changes the store to follow the schema in the same transaction where that is instant: new \
+            models become tables with their indexes, new fields columns (a constant default fills existing records at \
+            once), dropped models and fields go. What takes time on a big table is recorded in that same transaction as a schema job, and the server runs \
+            it in the background while it keeps answering: an index on a model that already has records (built \
+            without blocking writes on PostgreSQL), and filling a default into existing records where the column \
+            cannot (a DateTime or JSON default, or a field that becomes required), in batches that each commit. A job \
+            survives a restart or a killed server and resumes where it stopped; until a backfill is done, reads return \
+            the default for the records it has not reached. `jobs` lists them with their state and progress.
+
+            Changes that drop or narrow stored data (a removed model or field, a changed type, optional to required \
+            without a default) are refused, each listed, unless --allow-destructive. `plan -f FILE` prints what a \
+            publish would change without changing anything.
             """,
         subcommands: [
             Publish.self, Plan.self, ShowDocument<SchemaDocumentKind>.self, HistoryOfDocument<SchemaDocumentKind>.self,
             DiffDocument<SchemaDocumentKind>.self,
-            Rollback.self,
+            Rollback.self, Jobs.self,
         ]
     )
 
@@ -44,6 +52,7 @@ struct SchemaCommand: AsyncParsableCommand {
                 .schema, app: app, document: document, message: message, expecting: expect.precondition, allowDestructive: allowDestructive)
             if target.output.json { return try target.output.printJSON(published) }
             print("Published data schema version \(published.version) of \(app).")
+            await announceJobs(of: published.version, app: app, client: client)
         }
     }
 
@@ -79,8 +88,50 @@ struct SchemaCommand: AsyncParsableCommand {
                 .schema, app: app, to: version, message: message, expecting: expect.precondition, allowDestructive: allowDestructive)
             if target.output.json { return try target.output.printJSON(published) }
             print("Rolled the data schema of \(app) back to version \(version), published as version \(published.version).")
+            await announceJobs(of: published.version, app: app, client: client)
         }
     }
+
+    struct Jobs: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the background jobs schema publishes left (index builds, backfills), newest first, with their progress.")
+
+        @Option(help: "At most this many: 1 to 300.") var limit = 50
+        @OptionGroup var target: AppTarget
+
+        func validate() throws {
+            guard (1...300).contains(limit) else { throw ValidationError("--limit must be from 1 to 300, got \(limit).") }
+        }
+
+        func run() async throws {
+            let (client, app) = try target.resolve()
+            let jobs = try await client.schemaJobs(app: app, limit: limit)
+            if target.output.json { return try target.output.printJSON(DataJobList(jobs: jobs)) }
+            if jobs.isEmpty { return print("No schema jobs for \(app).") }
+            for job in jobs { print(jobLine(job)) }
+        }
+    }
+}
+
+/// One job a line: `12  v3  backfill  Message.seenAt  running  120000/200000 (60%)`.
+func jobLine(_ job: DataJobInfo) -> String {
+    var line = "\(job.id)  v\(job.schemaVersion)  \(job.kind)  \(job.model).\(job.target)  \(job.state)"
+    if job.kind == "backfill", job.state != "cancelled" {
+        line += "  \(job.done)/\(job.total)"
+        if job.total > 0 { line += " (\(min(100, job.done * 100 / job.total))%)" }
+    }
+    if job.state == "failed" {
+        line += " (attempt \(job.attempts)" + (job.nextAttemptAt.map { ", next at \($0.formatted(.iso8601))" } ?? "") + ")"
+    }
+    if let error = job.error { line += ": \(error)" }
+    return line
+}
+
+/// After a publish: how many jobs it left running in the background, if any. Never fails the publish it follows.
+private func announceJobs(of version: Int64, app: String, client: AdminClient) async {
+    guard let jobs = try? await client.schemaJobs(app: app).filter({ $0.schemaVersion == version }), !jobs.isEmpty else { return }
+    let kinds = Set(jobs.map(\.kind)).sorted().joined(separator: " and ")
+    print("\(jobs.count) schema job\(jobs.count == 1 ? "" : "s") (\(kinds)) run in the background; `kizuna schema jobs` shows the progress.")
 }
 
 enum SchemaDocumentKind: DocumentCommandKind {

@@ -106,6 +106,14 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "GraphQL limits")
     var graphQL: GraphQLLimitOptions
+    @Option(
+        name: .customLong("batch-size"),
+        help: """
+            Rows per transaction when a data migration runs at start and when a schema job fills a default into existing \
+            records. Env: KIZUNA_BATCH_SIZE. Default: 1000.
+            """
+    )
+    var batchSize: Int?
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. Env: KIZUNA_LOG_LEVEL. Default: info.")
     var logLevel: Logger.Level?
@@ -141,6 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
             port: try integer(port, "KIZUNA_PORT", 8080, range: 0...65535),
             database: try store.location(environment),
             maxBodySize: try integer(maxBodySize, "KIZUNA_MAX_BODY_SIZE", 1 << 20, range: 1024...(1 << 30)),
+            migrationBatchSize: try integer(batchSize, "KIZUNA_BATCH_SIZE", 1000, range: 1...1_000_000),
             logLevel: level,
             documentRetention: try integer(configRetention, "KIZUNA_CONFIG_RETENTION", 300, range: 1...100_000),
             deviceRateLimit: try rateLimit()

@@ -46,6 +46,43 @@ struct SchemaCommandTests {
     }
 }
 
+/// `kizuna schema jobs`: what a publish left to run in the background.
+@Suite("kizuna schema jobs")
+struct SchemaJobsCommandTests {
+    @Test func jobsListsTheIndexAPublishLeft() async throws {
+        try await CLIServer.run { server in
+            let (admin, directory) = (server.admin, server.directory)
+            _ = try await admin.createApp(NewApp(id: "shop", name: "Shop", platform: .ios, bundleId: "com.example.shop", teamId: "ABCDE12345"))
+            func kizuna(_ arguments: [String]) async throws { try await server.kizuna(arguments + ["--app", "shop"]) }
+            let file = directory.appendingPathComponent("schema.graphql")
+            try await kizuna(["schema", "jobs"])  // none yet
+
+            try Data("type Note @model {\n  text: String!\n}\n".utf8).write(to: file)
+            try await kizuna(["schema", "publish", "-f", file.path])
+            try Data("type Note @model {\n  text: String! @index(name: \"byText\")\n}\n".utf8).write(to: file)
+            try await kizuna(["schema", "publish", "-f", file.path])
+            try await kizuna(["schema", "jobs"])
+            try await kizuna(["schema", "jobs", "--json", "--limit", "5"])
+            let jobs = try await admin.schemaJobs(app: "shop")
+            #expect(jobs.map(\.kind) == ["index"] && jobs.map(\.target) == ["byText"] && jobs.map(\.schemaVersion) == [2])
+            let refused = await #expect(throws: (any Error).self) { try await kizuna(["schema", "jobs", "--limit", "0"]) }
+            #expect(refused.map { Kizuna.exitCode(for: $0) } == ExitCode.validationFailure)
+            let unknown = await #expect(throws: KizunaError.self) { try await admin.schemaJobs(app: "nope") }
+            #expect(unknown?.code == .notFound)
+        }
+    }
+
+    @Test func aJobIsOneLine() {
+        let date = Date(timeIntervalSince1970: 1_738_314_000)
+        let job = DataJobInfo(
+            id: 12, schemaVersion: 3, kind: "backfill", model: "Message", target: "seenAt", state: "failed", done: 50, total: 200, attempts: 2,
+            error: "SQLite: disk I/O error", createdAt: date, updatedAt: date, nextAttemptAt: date)
+        #expect(
+            jobLine(job) == "12  v3  backfill  Message.seenAt  failed  50/200 (25%) (attempt 2, next at 2025-01-31T09:00:00Z): SQLite: disk I/O error"
+        )
+    }
+}
+
 /// `kizuna app key …` and `kizuna user group …`.
 @Suite("kizuna app key and user group")
 struct AccessCommandTests {

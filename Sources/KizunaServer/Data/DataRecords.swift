@@ -12,7 +12,10 @@ enum DataRecords {
     static func output(_ row: any SQLRow, model: DataModel) throws -> [String: any Sendable] {
         var record: [String: any Sendable] = [:]
         for field in model.fields {
-            guard try !row.decodeNil(column: field.name) else { continue }
+            guard try !row.decodeNil(column: field.name) else {
+                record[field.name] = pendingDefault(of: field)
+                continue
+            }
             record[field.name] = try value(of: field, in: row)
         }
         record["_deleted"] = try row.decode(column: DataTables.deletedColumn, as: Bool.self)
@@ -43,6 +46,20 @@ enum DataRecords {
         }
         record[DataTables.deletedColumn] = .bool(try row.decode(column: DataTables.deletedColumn, as: Bool.self))
         return record
+    }
+
+    /// What a required field with a default reads as while its column is NULL: the default, as the schema job that
+    /// backfills it will store it (a DateTime in the API's ISO form). `nil` for other fields, whose NULL is a value.
+    private static func pendingDefault(of field: DataField) -> (any Sendable)? {
+        guard field.isRequired, !field.isList, let value = field.defaultValue else { return nil }
+        switch field.type {
+        case .scalar(.dateTime): return value.stringValue.flatMap(StoredValue.epochMilliseconds).map(StoredValue.isoText)
+        case .scalar(.int): return value.numberValue.map { Int($0) }
+        case .scalar(.float): return value.numberValue
+        case .scalar(.boolean): return value.boolValue
+        case .scalar(.json): return map(value)
+        case .enumeration, .scalar(.id), .scalar(.string): return value.stringValue
+        }
     }
 
     private static func value(of field: DataField, in row: any SQLRow) throws -> any Sendable {

@@ -26,7 +26,9 @@ package enum DataTables {
     package static let seqColumn = "_seq"
 
     /// The statements that carry `plan` out on the store, in order, for an app whose schema becomes `schema` (and
-    /// was `previous`).
+    /// was `previous`): the instant part, run in the publish's transaction. What takes time on a big table (an index
+    /// on a model that exists, a default without a constant form to fill in) is left to jobs: see
+    /// ``jobs(for:app:schema:previous:dialect:)``.
     package static func statements(for plan: SchemaPlan, app: String, schema: DataSchema, previous: DataSchema, dialect: Dialect) -> [String] {
         var statements: [String] = []
         for change in plan.changes {
@@ -53,10 +55,7 @@ package enum DataTables {
                 statements.append("ALTER TABLE \(quoted(table)) DROP COLUMN \(quoted(name))")
                 statements.append("ALTER TABLE \(quoted(table)) ADD COLUMN \(column(field, dialect: dialect))")
             case .addIndex:
-                guard let name = change.index, let index = schema.model(named: change.model)?.indexes.first(where: { $0.name == name }) else {
-                    continue
-                }
-                statements.append(createIndex(index, table: table))
+                continue  // the model's table exists and may be big: built by a job, without blocking writes
             case .dropIndex:
                 guard let name = change.index else { continue }
                 statements.append("DROP INDEX IF EXISTS \(quoted(indexName(table: table, index: name)))")
@@ -94,8 +93,13 @@ package enum DataTables {
 
     /// An index on the partition key, then the sort keys, then `id`, so every page of a keyset scan is an index range.
     private static func createIndex(_ index: DataIndex, table: String) -> String {
-        let columns = ([index.partitionKey] + index.sortKeys + ["id"]).map(quoted).joined(separator: ", ")
+        let columns = indexColumns(index).map(quoted).joined(separator: ", ")
         return "CREATE INDEX \(quoted(indexName(table: table, index: index.name))) ON \(quoted(table)) (\(columns))"
+    }
+
+    /// The columns of `index`'s SQL index, in order.
+    package static func indexColumns(_ index: DataIndex) -> [String] {
+        [index.partitionKey] + index.sortKeys + ["id"]
     }
 
     private static func column(_ field: DataField, dialect: Dialect, automaticNotNull: Bool = false) -> String {
@@ -122,9 +126,11 @@ package enum DataTables {
         }
     }
 
-    /// A default as an SQL literal; `nil` for what has no constant literal (lists, JSON).
-    private static func literal(_ value: JSONValue, for field: DataField, dialect: Dialect) -> String? {
-        guard !field.isList else { return nil }
+    /// A default as an SQL literal; `nil` for what has no constant literal here (lists, JSON, DateTime), whose
+    /// existing rows a backfill job fills instead.
+    static func literal(_ value: JSONValue, for field: DataField, dialect: Dialect) -> String? {
+        // JSON text in a JSONB column would need a cast, and a JSON string default is not JSON text.
+        guard !field.isList, field.type != .scalar(.json) else { return nil }
         switch value {
         case .string(let text):
             if case .scalar(.dateTime) = field.type { return nil }  // converted to milliseconds by the API, not here

@@ -2,5 +2,7 @@
 /// renumber an applied one.
 package enum CoreMigrations {
     /// Every step, in order.
-    package static let all: [MigrationStep] = [coreSchema, appsBundleKey, publishing, accounts, refreshFamilies, dataAccess]
+    package static let all: [MigrationStep] = [
+        coreSchema, appsBundleKey, publishing, accounts, refreshFamilies, dataAccess, dataJobs,
+    ]
 }

@@ -3,9 +3,10 @@ import KizunaCore
 import SQLKit
 
 /// What publishing a document of some kind does to the store besides recording it, in the publish's transaction:
-/// it sees the document being replaced (the empty document when none was published) and may refuse the publish
-/// by throwing, which rolls everything back. The data schema's tables follow its models this way.
-package typealias PublishEffect = @Sendable (_ replaced: JSONValue, _ db: any SQLDatabase) async throws -> Void
+/// it sees the document being replaced (the empty document when none was published) and the version being
+/// published, and may refuse the publish by throwing, which rolls everything back. The data schema's tables follow
+/// its models this way.
+package typealias PublishEffect = @Sendable (_ replaced: JSONValue, _ version: Int64, _ db: any SQLDatabase) async throws -> Void
 
 /// Stores published documents and their history.
 package protocol DocumentRepository: Sendable {

@@ -68,7 +68,7 @@ package struct DocumentSQLRepository: DocumentRepository {
                     field: "If-Match"
                 )
             }
-            try await effect?(replaced?.document ?? PublishedDocument.initial.document, db)
+            try await effect?(replaced?.document ?? PublishedDocument.initial.document, current + 1, db)
             let document = PublishedDocument(
                 version: current + 1,
                 document: body,

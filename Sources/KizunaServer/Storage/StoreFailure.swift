@@ -1,4 +1,5 @@
 @preconcurrency import AsyncKit
+import KizunaCore
 import NIOCore
 import NIOPosix
 import PostgresNIO
@@ -47,6 +48,31 @@ enum StoreFailure {
             return [.busy, .locked, .busyTimeout, .busyInRecovery, .busyInSnapshot, .cantOpen].contains(error.reason)
         default:
             return false
+        }
+    }
+}
+
+extension StoreFailure {
+    /// Whether `error` is PostgreSQL giving up on a lock: `lock_timeout` ran out (55P03) or a deadlock was broken
+    /// (40P01). The statement did nothing, and trying again later is the answer.
+    static func isLockConflict(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, error.code == .server else { return false }
+        let state = error.serverInfo?[.sqlState]
+        return state == "55P03" || state == "40P01"
+    }
+
+    /// What went wrong, in a line an operator can act on: the engine's own message, never a connection string.
+    static func summary(_ error: any Error) -> String {
+        switch error {
+        case let error as KizunaError:
+            return error.message
+        case let error as PSQLError:
+            guard let message = error.serverInfo?[.message] else { return "PostgreSQL: \(error.code)" }
+            return "PostgreSQL \(error.serverInfo?[.sqlState] ?? ""): \(message)"
+        case let error as SQLiteError:
+            return "SQLite: \(error.message)"
+        default:
+            return String(describing: error)
         }
     }
 }
