@@ -20,7 +20,12 @@ struct TombstoneSweeper: Service {
 
     func run() async throws {
         let state = await cancelWhenGracefulShutdown { await readiness.settled() }
-        guard state == .ready else { return }
+        guard state == .ready else {
+            // A service that returns ends the whole group: a failed start-up leaves the server up (readiness reports
+            // why) until shutdown.
+            try? await gracefulShutdown()
+            return
+        }
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 let pruned = try await sweep(now: EpochMillis.now)
