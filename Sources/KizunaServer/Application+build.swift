@@ -83,7 +83,8 @@ struct ServerParts {
         // Every app change is checked against the apple-app-site-association file it leads to, in its transaction.
         let appRepository = AppSQLRepository(
             database: database, didCommit: feed.poke,
-            checkChange: { db in try await associatedDomainSettings.checkAppChange(on: db) { try AssociatedDomainStore.check($0) } })
+            checkChange: { db in try await associatedDomainSettings.checkAppChange(on: db) { try AssociatedDomainStore.check($0) } },
+            willDelete: { app, db in try await DataTables.dropTables(app: app, on: db) })
         let associatedDomainStore = AssociatedDomainStore(apps: appRepository, repository: associatedDomainSettings)
         let documents = DocumentSQLRepository(database: database, didCommit: feed.poke)
         let live = LiveDocuments(apps: appRepository, documents: documents, feed: feed)

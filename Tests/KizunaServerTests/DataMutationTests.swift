@@ -196,4 +196,20 @@ struct DataMutationTests {
             #expect(GraphQLEndpointTests.code(edit) == "forbidden", "Alice may read it, so she learns she may not change it")
         }
     }
+
+    @Test(arguments: TestBackend.available)
+    func deletingAnAppDropsItsRecords(_ backend: TestBackend) async throws {
+        try await Self.start(backend) { server, alice, _ in
+            _ = try await Self.graphQL(server, #"mutation { createNote(input: { id: "n1", text: "kept?" }) { id } }"#, token: alice.token)
+            let deleted = try await server.send(.delete, "/v1/admin/apps/shop")
+            #expect(deleted.status == .noContent)
+            // The same id registered again starts empty: its schema publishes, and no record of the old app is there.
+            let created = try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app)
+            #expect(created.status == .created)
+            let published = try await DataSchemaPublishingTests.publish(server, Self.schema)
+            #expect(published.status == .ok, "\(published.text)")
+            let notes = try await Self.graphQL(server, "{ listNotes { items { id } } }", token: alice.token)
+            #expect(notes["data"]?["listNotes"]?["items"] == [])
+        }
+    }
 }

@@ -104,8 +104,6 @@ extension KizunaError.Code {
     public static let methodNotAllowed: Self = "method_not_allowed"
     /// The thing already exists.
     public static let conflict: Self = "conflict"
-    /// The data API describes this field but does not serve it yet (its mutations, sync and relations).
-    public static let notImplemented: Self = "not_implemented"
     /// A data schema publish would drop or narrow what is stored; publish with `allowDestructive` to do it anyway.
     public static let destructiveChange: Self = "destructive_change"
     /// A `nextToken` the server did not issue, altered or cut short, or issued for another query (another model,

@@ -9,6 +9,9 @@ package struct AppSQLRepository: AppRepository {
     /// Run inside every change's transaction, after the change: throwing refuses the change. The server checks that
     /// apple-app-site-association, which every Apple app with a team id appears in, still fits Apple's limit.
     let checkChange: @Sendable (any SQLDatabase) async throws -> Void
+    /// Removes what other capabilities store for an app outside tables that cascade (the data API's model tables),
+    /// in the deleting transaction.
+    let willDelete: @Sendable (String, any SQLDatabase) async throws -> Void
     private static let columns = ["id", "name", "platform", "bundle_id", "team_id", "store_url", "created_at", "updated_at"]
 
     /// Creates the repository over a store.
@@ -18,11 +21,13 @@ package struct AppSQLRepository: AppRepository {
 
     init(
         database: KizunaDatabase, didCommit: @escaping @Sendable () -> Void,
-        checkChange: @escaping @Sendable (any SQLDatabase) async throws -> Void = { _ in }
+        checkChange: @escaping @Sendable (any SQLDatabase) async throws -> Void = { _ in },
+        willDelete: @escaping @Sendable (String, any SQLDatabase) async throws -> Void = { _, _ in }
     ) {
         self.database = database
         self.didCommit = didCommit
         self.checkChange = checkChange
+        self.willDelete = willDelete
     }
 
     package func create(_ app: NewApp) async throws -> AppRecord {
@@ -87,9 +92,10 @@ package struct AppSQLRepository: AppRepository {
     }
 
     package func delete(id: String) async throws {
-        let checkChange = checkChange
+        let (checkChange, willDelete) = (checkChange, willDelete)
         try await database.transaction { db in
             guard try await Self.find(id: id, db) != nil else { throw KizunaError.noSuchApp(id) }
+            try await willDelete(id, db)
             try await db.delete(from: "apps").where("id", .equal, SQLBind(id)).run()
             try await ChangeLog.append(kind: "app", entityId: id, version: 0, on: db)
             try await checkChange(db)

@@ -87,13 +87,6 @@ struct DataRequest: Sendable {
         guard let request = context as? DataRequest else { throw KizunaError(.internalError, "A data resolver ran without its request.") }
         return request
     }
-
-    /// A resolver for what the API describes but does not serve yet: a clear error, never a silent `null`.
-    static func notYet(_ field: String) -> GraphQLFieldResolve {
-        { _, _, _, _ in
-            throw KizunaError(.notImplemented, "\(field) is not served yet; this server answers queries only.")
-        }
-    }
 }
 
 /// The root field and type names of one model, as Amplify names them.

@@ -21,6 +21,20 @@ package enum DataTables {
         "ix_\(sha256Hex("\(table).\(index)").prefix(20))"
     }
 
+    /// Drops every model table of `app`, found by its name's prefix, so a deleted app leaves no records behind and an
+    /// app registered again with the same id starts empty.
+    package static func dropTables(app: String, on db: any SQLDatabase) async throws {
+        let prefix = "data_\(sha256Hex(app).prefix(10))_"
+        let listing: SQLQueryString =
+            Dialect(db) == .postgres
+            ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND substr(table_name, 1, \(literal: prefix.count)) = \(bind: prefix)"
+            : "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, \(literal: prefix.count)) = \(bind: prefix)"
+        for row in try await db.raw(listing).all() {
+            let table = try row.decode(column: "name", as: String.self)
+            try await db.raw("DROP TABLE IF EXISTS \(ident: table)").run()
+        }
+    }
+
     /// The server's own columns, besides the fields.
     package static let deletedColumn = "_deleted"
     package static let seqColumn = "_seq"
