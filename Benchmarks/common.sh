@@ -1,8 +1,11 @@
 # Shared by the benchmark scripts: sourced, not run. Sets up a work directory (removed on exit with every
 # process started here), installs wrk and nginx if missing, builds kizuna in release mode (or takes $KIZUNA_BIN),
 # and provides:
-#   start_kizuna PORT [serve flags…]  kizuna on PORT with a fresh SQLite store; exports KIZUNA_TOKEN, KIZUNA_SERVER
-#                                     and KIZUNA_APP, and registers the app bench-app
+#   start_kizuna PORT [serve flags…]  kizuna on PORT with a fresh SQLite store (or the empty PostgreSQL database a
+#                                     --database-url flag names); exports KIZUNA_TOKEN, KIZUNA_SERVER and KIZUNA_APP,
+#                                     and registers the app bench-app
+#   stop_kizuna / restart_kizuna      stop it (SIGTERM, waits for the exit), start it again with the same port, flags
+#                                     and store; $kizuna_pid is the running server's pid
 #   start_nginx PORT [directives…]    nginx (1 worker, no access log) serving $work/www as application/json
 #   rps OUTPUT / p99 OUTPUT           requests per second / 99th-percentile latency from wrk --latency output
 #   p99_ms OUTPUT                     the same latency as a number of milliseconds (wrk prints us, ms or s)
@@ -23,14 +26,31 @@ else
 fi
 
 start_kizuna() {
-    local port=$1
+    kizuna_port=$1
     shift
-    "$kizuna" serve --port "$port" --data-dir "$work/data" --log-level error "$@" >"$work/serve.out" 2>"$work/serve.err" &
-    for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && break; sleep 0.1; done
+    kizuna_flags=("$@")
+    : >"$work/serve.out"
+    restart_kizuna
     KIZUNA_TOKEN=$(grep -o 'kza_[A-Za-z0-9_-]*' "$work/serve.out" | head -1)
-    export KIZUNA_TOKEN KIZUNA_SERVER=http://127.0.0.1:$port KIZUNA_APP=bench-app
+    export KIZUNA_TOKEN KIZUNA_SERVER=http://127.0.0.1:$kizuna_port KIZUNA_APP=bench-app
     "$kizuna" app add --id bench-app --name "Bench App" --platform ios --bundle-id com.example.bench --team-id ABCDE12345 \
         --store-url https://apps.apple.com/app/id1 >/dev/null
+}
+
+restart_kizuna() {
+    "$kizuna" serve --port "$kizuna_port" --data-dir "$work/data" --log-level error "${kizuna_flags[@]}" >>"$work/serve.out" 2>>"$work/serve.err" &
+    kizuna_pid=$!
+    for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$kizuna_port/health/ready" >/dev/null && break; sleep 0.1; done
+    if ! curl -sf "http://127.0.0.1:$kizuna_port/health/ready" >/dev/null; then
+        echo "kizuna is not ready; its log:" >&2
+        cat "$work/serve.err" >&2
+        return 1
+    fi
+}
+
+stop_kizuna() {
+    kill "$kizuna_pid" 2>/dev/null || true
+    wait "$kizuna_pid" 2>/dev/null || true
 }
 
 start_nginx() {
