@@ -89,7 +89,9 @@ struct DataMutationTests {
             #expect(logged.count == 1)
             #expect(logged.first?.entityId == "shop" && logged.first?.owner == alice.id && logged.first?.version == 1)
             let payload = try JSONDecoder().decode(JSONValue.self, from: Data((logged.first?.payload ?? "").utf8))
-            #expect(payload == ["model": "Note", "id": "n1", "deleted": false, "facts": ["owner": .string(alice.id)]])
+            #expect(payload["model"] == "Note" && payload["id"] == "n1" && payload["deleted"] == false)
+            #expect(payload["facts"] == ["owner": .string(alice.id)])
+            #expect(payload["record"]?["text"] == "hello" && payload["record"]?["tags"] == ["a", "b"] && payload["record"]?["_version"] == 1)
 
             // The same id with other content: a conflict carrying the stored record.
             let changed: JSONValue = [
@@ -157,7 +159,11 @@ struct DataMutationTests {
             #expect(GraphQLEndpointTests.code(reused) == "conflict", "a deleted record's id is not used again")
 
             // One change per write that happened, in order, each with the version it made.
-            #expect(try await Self.changes(server).map(\.version) == [1, 2, 3, 4])
+            let logged = try await Self.changes(server)
+            #expect(logged.map(\.version) == [1, 2, 3, 4])
+            // Each change carries the record as that change left it: the delete's is the tombstone at version 4.
+            let last = try JSONDecoder().decode(JSONValue.self, from: Data((logged.last?.payload ?? "").utf8))
+            #expect(last["record"]?["_deleted"] == true && last["record"]?["_version"] == 4 && last["record"]?["text"] == "three")
         }
     }
 
@@ -186,6 +192,8 @@ struct DataMutationTests {
             let payload = try #require(try await Self.changes(server).last?.payload)
             let facts = try JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))["facts"]
             #expect(facts == ["roomId": "r1", "owner": .string(bob.id)])
+            let recorded = try JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))["record"]
+            #expect(recorded?["text"] == "hi" && recorded?["_deleted"] == false)
 
             // Alice reads Bob's message through the room; only its author changes it.
             let id = try #require(byBob["data"]?["createMessage"]?["id"]?.stringValue)

@@ -201,9 +201,13 @@ extension DataRuntime {
             } else {
                 assignments.append("\(ident: DataTables.deletedColumn) = \(true)")
             }
+            let now = EpochMillis.now
+            record["updatedAt"] = .number(Double(now))
+            record["_version"] = .number(Double(version + 1))
+            record[DataTables.deletedColumn] = .bool(operation == .delete)
             let seq = try await self.appendChange(model, id: id, record: record, deleted: operation == .delete, version: version + 1, on: db)
             assignments += [
-                "\(ident: "updatedAt") = \(bind: EpochMillis.now)", "\(ident: "_version") = \(bind: version + 1)",
+                "\(ident: "updatedAt") = \(bind: now)", "\(ident: "_version") = \(bind: version + 1)",
                 "\(ident: DataTables.seqColumn) = \(bind: seq)",
             ]
             let update: SQLQueryString =
@@ -254,15 +258,20 @@ extension DataRuntime {
     }
 
     /// Appends the record's `changes` row: kind `data`, the app as entity, the record's first owner field as owner,
-    /// and a payload with the model, the id, whether it was deleted, and the auth facts a realtime delivery decides
-    /// on (the owner and owners fields, and the reference fields of `via` rules), so fan-out needs no read per
-    /// subscriber.
+    /// and a payload with the model, the id, whether it was deleted, the auth facts a realtime delivery decides on
+    /// (the owner and owners fields, and the reference fields of `via` rules), and the record as this change left it
+    /// (stored form: lists as arrays, DateTime as epoch milliseconds), so fan-out and replay need no read of the
+    /// record, and a replayed change shows the record at that change, not as it is now.
     private func appendChange(
         _ model: DataModel, id: String, record: [String: JSONValue], deleted: Bool, version: Int64, on db: any SQLDatabase
     ) async throws -> Int64 {
         var facts: [String: JSONValue] = [:]
         for field in authFacts(model) { facts[field] = record[field] ?? .null }
-        let payload: JSONValue = ["model": .string(model.name), "id": .string(id), "deleted": .bool(deleted), "facts": .object(facts)]
+        var stored = record
+        stored[DataTables.deletedColumn] = .bool(deleted)
+        let payload: JSONValue = [
+            "model": .string(model.name), "id": .string(id), "deleted": .bool(deleted), "facts": .object(facts), "record": .object(stored),
+        ]
         let owner = authorization.ownerFields(of: model).lazy.compactMap { record[$0]?.stringValue }.first
         return try await ChangeLog.append(
             kind: Self.changeKind, entityId: app, owner: owner, version: version, payload: StoredValue.jsonText(payload), on: db)

@@ -58,6 +58,9 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
     ///   - logger: Logger for the pool and queries.
     ///   - eventLoopGroup: The event loops connections run on.
     /// - Throws: `KizunaError` when the directory cannot be created or the URL is invalid.
+    // Swift 6.3.1's optimizer crashes on this initializer in release builds (an ownership error in CopyPropagation);
+    // it runs once per process, so it is left unoptimized.
+    @_optimize(none)
     package init(
         location: DatabaseLocation,
         maxConnections: Int = 4,
