@@ -74,7 +74,7 @@ public enum GraphQLWSMessage: Sendable, Hashable {
             object["payload"] = .object(payload)
         case .error(let id, let errors):
             object["id"] = .string(id)
-            object["payload"] = .array(errors.map { .object($0) })
+            object["payload"] = .array(errors.map(JSONValue.object))
         case .complete(let id):
             object["id"] = .string(id)
         }
