@@ -21,12 +21,12 @@ indirect enum FilterNode: Sendable, Equatable {
 
     /// `parts` as one node that needs all of them; `nil` for none (a filter that tests nothing).
     static func conjunction(_ parts: [FilterNode]) -> FilterNode? {
-        parts.count <= 1 ? parts.first : .and(parts)
+        parts.count <= 1 ? parts.first : FilterNode.and(parts)
     }
 
     /// `parts` as one node that needs any of them; `nil` for none.
     static func disjunction(_ parts: [FilterNode]) -> FilterNode? {
-        parts.count <= 1 ? parts.first : .or(parts)
+        parts.count <= 1 ? parts.first : FilterNode.or(parts)
     }
 }
 
