@@ -4,8 +4,8 @@ import KizunaCore
 import OrderedCollections
 
 /// The GraphQL API generated from an app's data schema: an object type per model, with Amplify's shapes and names
-/// (`getX`, `listXs`, `createX`, `ModelXFilterInput`, `ModelXConnection`, …) so app teams' tooling and habits carry
-/// over, plus one query per `@index` (`listXsBy<Index>`) and `syncXs` for offline caches.
+/// (`getX`, `listXs`, `createX`, `onCreateX`, `ModelXFilterInput`, `ModelXConnection`, …) so app teams' tooling and
+/// habits carry over, plus one query per `@index` (`listXsBy<Index>`) and `syncXs` for offline caches.
 ///
 /// Built with the GraphQL package's own type system, so introspection, validation and `printSchema` come with it.
 /// The same builder will take the resolvers; without them it describes the API (the client SDL an app's codegen
@@ -29,6 +29,7 @@ package struct ClientSchema: Sendable {
         self.types = types
         var query: GraphQLFieldMap = [:]
         var mutation: GraphQLFieldMap = [:]
+        var subscription: GraphQLFieldMap = [:]
         for model in data.models {
             let names = ClientNames(model: model.name)
             let object = try types.object(model.name)
@@ -62,6 +63,20 @@ package struct ClientSchema: Sendable {
             mutation[names.delete] = GraphQLField(
                 type: object, args: ["input": GraphQLArgument(type: GraphQLNonNull(try types.deleteInput(model))), "condition": condition],
                 resolve: runtime?.deleteResolver(model))
+            let events: [(name: String, kind: SubscriptionRequest.Kind)] = [
+                (names.onCreate, .create), (names.onUpdate, .update), (names.onDelete, .delete),
+            ]
+            for event in events {
+                subscription[event.name] = GraphQLField(
+                    type: object, description: "Each \(model.name) \(event.kind.pastTense) that the caller may read and the filter matches.",
+                    args: [
+                        "filter": GraphQLArgument(type: try types.subscriptionFilter(model.name)),
+                        "since": GraphQLArgument(
+                            type: GraphQLString,
+                            description: "The seq of the last change received (`extensions.seq`): the changes after it are sent first."),
+                    ],
+                    resolve: runtime?.subscriptionResolver(model))
+            }
         }
         if query.isEmpty {
             // GraphQL needs a query type with a field; an app without models still answers introspection.
@@ -70,6 +85,7 @@ package struct ClientSchema: Sendable {
         schema = try GraphQLSchema(
             query: try GraphQLObjectType(name: "Query", fields: query),
             mutation: mutation.isEmpty ? nil : try GraphQLObjectType(name: "Mutation", fields: mutation),
+            subscription: subscription.isEmpty ? nil : try GraphQLObjectType(name: "Subscription", fields: subscription),
             types: types.registered()
         )
     }
@@ -99,6 +115,9 @@ package struct ClientNames: Sendable {
     package var create: String { "create\(model)" }
     package var update: String { "update\(model)" }
     package var delete: String { "delete\(model)" }
+    package var onCreate: String { "onCreate\(model)" }
+    package var onUpdate: String { "onUpdate\(model)" }
+    package var onDelete: String { "onDelete\(model)" }
 
     /// The query of an index: `byRoom` on `Message` is `listMessagesByRoom`.
     package func list(by index: String) -> String {

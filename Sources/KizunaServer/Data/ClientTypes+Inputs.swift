@@ -7,15 +7,25 @@ extension ClientTypes {
     /// `ModelXFilterInput` (or `ModelXConditionInput`, without `id`): a condition per field, combined with
     /// `and`, `or` and `not`.
     func filter(_ model: String, condition: Bool) throws -> GraphQLInputObjectType {
-        let name = "Model\(model)\(condition ? "Condition" : "Filter")Input"
-        return try once(name) {
+        try filterInput("Model\(model)\(condition ? "Condition" : "Filter")Input", model: model, withId: !condition)
+    }
+
+    /// `ModelSubscriptionXFilterInput`: a subscription's filter, under the name Amplify's generated documents declare
+    /// their `$filter` variable with. Amplify's has fewer operators (no `not`, no `attributeExists`, booleans only
+    /// `eq` and `ne`), all of which this takes as its list filter does: one grammar, decided by the same code.
+    func subscriptionFilter(_ model: String) throws -> GraphQLInputObjectType {
+        try filterInput("ModelSubscription\(model)FilterInput", model: model, withId: true)
+    }
+
+    private func filterInput(_ name: String, model: String, withId: Bool) throws -> GraphQLInputObjectType {
+        try once(name) {
             try GraphQLInputObjectType(name: name) { [weak self] in
                 guard let self, let definition = data.model(named: model) else { return [:] }
                 var fields: InputObjectFieldMap = [:]
-                for field in definition.fields where !(condition && field.name == "id") {
+                for field in definition.fields where withId || field.name != "id" {
                     fields[field.name] = InputObjectField(type: try fieldFilter(field))
                 }
-                let this = try filter(model, condition: condition)
+                let this = try filterInput(name, model: model, withId: withId)
                 fields["and"] = InputObjectField(type: GraphQLList(this))
                 fields["or"] = InputObjectField(type: GraphQLList(this))
                 fields["not"] = InputObjectField(type: this)

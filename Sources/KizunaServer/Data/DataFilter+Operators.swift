@@ -27,8 +27,8 @@ enum FilterOperator: String, CaseIterable, Sendable {
 }
 
 extension FilterCompiler {
-    /// One operator on one field, as SQL; `nil` after recording a problem.
-    mutating func condition(_ op: FilterOperator, _ operand: JSONValue, on field: DataField, at path: FilterPath) -> SQLQueryString? {
+    /// One operator on one field, checked; `nil` after recording a problem.
+    mutating func condition(_ op: FilterOperator, _ operand: JSONValue, on field: DataField, at path: FilterPath) -> FilterNode? {
         guard FilterOperator.supported(by: field).contains(op) else {
             problem(
                 path, "does not apply to \(field.name), a \(field.typeDescription) field; it takes \(FilterOperator.names(for: field))",
@@ -39,31 +39,31 @@ extension FilterCompiler {
             problem(path, "must not be null; attributeExists: false finds records without \(field.name)", code: "wrong_type")
             return nil
         }
-        let column = self.column(field.name)
+        guard let checked = fieldTest(op, operand, on: field, at: path) else { return nil }
+        return .test(field, checked)
+    }
+
+    /// What `op` with `operand` tests on `field`, its operand converted to the stored form; `nil` after recording a
+    /// problem.
+    private mutating func fieldTest(_ op: FilterOperator, _ operand: JSONValue, on field: DataField, at path: FilterPath) -> FieldTest? {
         switch op {
         case .attributeExists:
             guard case .bool(let exists) = operand else {
                 problem(path, "must be true or false, not \(operand.typeName)", code: "wrong_type")
                 return nil
             }
-            if exists { return "\(column) IS NOT NULL" }
-            return "\(column) IS NULL"
+            return .exists(exists)
         case .eq, .ne:
-            let equal: SQLQueryString
             if field.isList || field.type == .scalar(.json) {
                 guard let document = whole(operand, of: field, at: path) else { return nil }
-                equal = jsonEquals(column, document)
-            } else {
-                guard let value = stored(operand, of: field, at: path) else { return nil }
-                equal = "\(column) = \(bind: value.bindable)"
+                return .document(document.text, document.value, negated: op == .ne)
             }
-            // An unset field is not equal to any value, as in Amplify.
-            if op == .eq { return equal }
-            return "(\(column) IS NULL OR NOT (\(equal)))"
+            guard let value = stored(operand, of: field, at: path) else { return nil }
+            return .equal(value, negated: op == .ne)
         case .lt, .le, .gt, .ge:
             guard let value = stored(operand, of: field, at: path) else { return nil }
-            let symbol = [FilterOperator.lt: "<", .le: "<=", .gt: ">", .ge: ">="][op] ?? "="
-            return "\(column) \(unsafeRaw: symbol) \(bind: value.bindable)"
+            let orders: [FilterOperator: FieldTest.Order] = [.lt: .lt, .le: .le, .gt: .gt, .ge: .ge]
+            return .order(orders[op] ?? .ge, value)
         case .between:
             guard case .array(let bounds) = operand, bounds.count == 2 else {
                 problem(path, "must be an array of two values, the lowest and the highest (both included)", code: "wrong_type")
@@ -72,21 +72,17 @@ extension FilterCompiler {
             let low = stored(bounds[0], of: field, at: path[0])
             let high = stored(bounds[1], of: field, at: path[1])
             guard let low, let high else { return nil }
-            return "\(column) BETWEEN \(bind: low.bindable) AND \(bind: high.bindable)"
+            return .between(low, high)
         case .beginsWith:
             guard let prefix = text(operand, at: path) else { return nil }
-            return beginsWith(column, prefix)
+            return .beginsWith(prefix)
         case .contains, .notContains:
-            let found: SQLQueryString
             if field.isList {
                 guard let element = stored(operand, of: field, at: path) else { return nil }
-                found = listContains(column, element)
-            } else {
-                guard let part = text(operand, at: path) else { return nil }
-                found = textContains(column, part)
+                return .containsElement(element, negated: op == .notContains)
             }
-            if op == .contains { return found }
-            return "(\(column) IS NULL OR NOT (\(found)))"
+            guard let part = text(operand, at: path) else { return nil }
+            return .containsText(part, negated: op == .notContains)
         case .in, .notIn:
             guard case .array(let items) = operand, !items.isEmpty else {
                 problem(path, "must be a non-empty array of values", code: "wrong_type")
@@ -96,13 +92,12 @@ extension FilterCompiler {
                 problem(path, "lists \(items.count) values; at most \(DataFilter.maximumValues) are allowed", code: "too_many_values")
                 return nil
             }
-            var values: [any Encodable & Sendable] = []
+            var values: [StoredValue] = []
             for (index, item) in items.enumerated() {
-                if let value = stored(item, of: field, at: path[index]) { values.append(value.bindable) }
+                if let value = stored(item, of: field, at: path[index]) { values.append(value) }
             }
             guard values.count == items.count else { return nil }
-            if op == .in { return "\(column) IN (\(binds: values))" }
-            return "(\(column) IS NULL OR \(column) NOT IN (\(binds: values)))"
+            return .oneOf(values, negated: op == .notIn)
         }
     }
 
@@ -126,59 +121,19 @@ extension FilterCompiler {
         return text
     }
 
-    /// A whole list or JSON document as JSON text; `nil` after recording a problem.
-    private mutating func whole(_ operand: JSONValue, of field: DataField, at path: FilterPath) -> String? {
-        guard field.isList else { return stored(operand, of: field, at: path).map(\.jsonElement) }
+    /// A whole list or JSON document as JSON text in the stored form, and as the value that text holds; `nil` after
+    /// recording a problem.
+    private mutating func whole(_ operand: JSONValue, of field: DataField, at path: FilterPath) -> (text: String, value: JSONValue)? {
+        guard field.isList else { return stored(operand, of: field, at: path).map { (text: $0.jsonElement, value: $0.json) } }
         guard case .array(let items) = operand else {
             problem(path, "must be an array, the whole list, not \(operand.typeName)", code: "wrong_type")
             return nil
         }
-        var elements: [String] = []
+        var elements: [StoredValue] = []
         for (index, item) in items.enumerated() {
-            if let element = stored(item, of: field, at: path[index]) { elements.append(element.jsonElement) }
+            if let element = stored(item, of: field, at: path[index]) { elements.append(element) }
         }
         guard elements.count == items.count else { return nil }
-        return "[" + elements.joined(separator: ",") + "]"
-    }
-
-    /// Two JSON documents are equal: JSONB's own equality on PostgreSQL; on SQLite, the same text once `json()` has
-    /// removed the white space.
-    private func jsonEquals(_ column: SQLQueryString, _ document: String) -> SQLQueryString {
-        switch dialect {
-        case .sqlite: return "json(\(column)) = json(\(bind: document))"
-        case .postgres: return "\(column) = CAST(\(bind: document) AS JSONB)"
-        }
-    }
-
-    /// The text starts with `prefix`, case-sensitively. SQLite's LIKE ignores case and both engines' LIKE reads `%`
-    /// and `_`, so neither uses it.
-    private func beginsWith(_ column: SQLQueryString, _ prefix: String) -> SQLQueryString {
-        switch dialect {
-        case .sqlite: return "substr(\(column), 1, length(\(bind: prefix))) = \(bind: prefix)"
-        case .postgres: return "starts_with(\(column), \(bind: prefix))"
-        }
-    }
-
-    /// The text holds `part`, case-sensitively.
-    private func textContains(_ column: SQLQueryString, _ part: String) -> SQLQueryString {
-        switch dialect {
-        case .sqlite: return "instr(\(column), \(bind: part)) > 0"
-        case .postgres: return "strpos(\(column), \(bind: part)) > 0"
-        }
-    }
-
-    /// The list holds `element`. The element is bound as a one-element JSON array cast to JSONB on PostgreSQL
-    /// (containment, which compares numbers by value); SQLite compares each element `json_each` reads, whose
-    /// columns are qualified because `json_each` has columns of its own (`key`, `value`, `type`, `path`, …). The
-    /// access rules test an owners list with it too, so list membership is written once per engine.
-    func listContains(_ column: SQLQueryString, _ element: StoredValue) -> SQLQueryString {
-        switch dialect {
-        case .sqlite:
-            let alias: SQLQueryString = "\(ident: "_element")"
-            return "EXISTS (SELECT 1 FROM json_each(\(column)) AS \(alias) WHERE \(alias).\(ident: "value") = \(bind: element.bindable))"
-        case .postgres:
-            let list = "[\(element.jsonElement)]"
-            return "\(column) @> CAST(\(bind: list) AS JSONB)"
-        }
+        return (text: "[" + elements.map(\.jsonElement).joined(separator: ",") + "]", value: JSONValue.array(elements.map(\.json)))
     }
 }

@@ -14,6 +14,10 @@ import SQLKit
 /// a missing attribute is not equal to anything), `not` holds where its filter's tests fail on it, and
 /// `attributeExists` tests for it. `contains` and `beginsWith` are case-sensitive on both engines, and `%` or `_` in
 /// their text mean themselves.
+///
+/// The filter is walked once into a ``FilterNode``, which both the SQL ``condition`` and the in-memory
+/// ``matches(_:)`` (what a subscription decides each change on) are made from, so the two cannot accept different
+/// filters or read one differently.
 package struct DataFilter: Sendable {
     /// How deeply `and`, `or` and `not` may nest; the filter object itself is level 1.
     package static let maximumDepth = 10
@@ -26,6 +30,11 @@ package struct DataFilter: Sendable {
 
     /// The condition, or `nil` when the filter tests nothing (no filter, or `{}`): every row matches.
     package let condition: (any SQLExpression)?
+    /// The checked filter, or `nil` when it tests nothing: what ``condition`` was written from and ``matches(_:)``
+    /// evaluates.
+    let node: FilterNode?
+    /// The engine whose SQL ``matches(_:)`` answers as.
+    package let dialect: DataTables.Dialect
     /// Every field the filter tests, once each, in the order the filter names them (keys sorted within an object).
     package let fields: [String]
     /// The tested fields that no index leads with (an index's partition key, `createdAt` or `id`): the query reads
@@ -47,9 +56,9 @@ package struct DataFilter: Sendable {
         _ filter: JSONValue?, model: DataModel, schema: DataSchema, table: String, dialect: DataTables.Dialect, argument: String = "filter"
     ) throws(KizunaError) {
         var compiler = FilterCompiler(model: model, schema: schema, table: table, dialect: dialect)
-        var condition: SQLQueryString?
+        var node: FilterNode?
         if let filter, filter != .null {
-            condition = compiler.filter(filter, at: FilterPath(argument), depth: 1)
+            node = compiler.filter(filter, at: FilterPath(argument), depth: 1)
         }
         if compiler.conditions > Self.maximumConditions {
             compiler.problem(
@@ -57,7 +66,9 @@ package struct DataFilter: Sendable {
                 code: "too_many_conditions")
         }
         try compiler.throwIfFailed(field: argument, summary: argument == "filter" ? "The filter is not valid" : "The \(argument) is not valid")
-        self.condition = condition
+        self.node = node
+        self.condition = node.map { compiler.sql($0) }
+        self.dialect = dialect
         self.fields = compiler.fields
         let leading = Set(model.indexes.map(\.partitionKey) + ["createdAt", "id"])
         self.unindexedFields = compiler.fields.filter { !leading.contains($0) }
@@ -82,8 +93,9 @@ struct FilterPath: Sendable, CustomStringConvertible {
     subscript(index: Int) -> FilterPath { FilterPath("\(description)[\(index)]") }
 }
 
-/// Walks a filter once, compiling what is valid and recording every problem, as ``DocumentReader`` does for
-/// documents: a client fixing its query sees them all at once.
+/// Walks a filter once, checking it into a ``FilterNode`` and recording every problem, as ``DocumentReader`` does for
+/// documents: a client fixing its query sees them all at once. It then writes nodes as SQL on ``table`` for
+/// ``dialect`` (``sql(_:)``).
 struct FilterCompiler {
     let model: DataModel
     let schema: DataSchema
@@ -131,12 +143,12 @@ struct FilterCompiler {
 
     /// One filter object: its field conditions and its `and`, `or` and `not`, all of which must hold; `nil` when it
     /// tests nothing (an empty object matches every row).
-    mutating func filter(_ value: JSONValue, at path: FilterPath, depth: Int) -> SQLQueryString? {
+    mutating func filter(_ value: JSONValue, at path: FilterPath, depth: Int) -> FilterNode? {
         guard case .object(let members) = value else {
             problem(path, "must be an object of fields and and, or, not, not \(value.typeName)", code: "wrong_type")
             return nil
         }
-        var parts: [SQLQueryString] = []
+        var parts: [FilterNode] = []
         // Keys in order, so the SQL (and its plan) and the problems are the same for the same filter.
         for key in members.keys.sorted() {
             guard let member = members[key] else { continue }
@@ -149,21 +161,19 @@ struct FilterCompiler {
                     continue
                 }
                 if let inner = filter(member, at: path[key], depth: depth + 1) {
-                    // SQL's NOT keeps NULL (an unset field) unknown, so `not: { done: { eq: true } }` would leave out
-                    // records without `done`; as in Amplify, a test on an unset field is false, and its negation true.
-                    parts.append("(NOT COALESCE(\(inner), \(false)))")
+                    parts.append(.not(inner))
                 } else {
-                    parts.append("\(false)")  // the negation of an empty filter, which matches every row
+                    parts.append(.nothing)  // the negation of an empty filter, which matches every row
                 }
             default:
                 if let part = field(key, member, at: path[key]) { parts.append(part) }
             }
         }
-        return Self.joined(parts, by: "AND")
+        return FilterNode.conjunction(parts)
     }
 
     /// An `and` or `or` list.
-    private mutating func group(_ value: JSONValue, isAnd: Bool, at path: FilterPath, depth: Int) -> SQLQueryString? {
+    private mutating func group(_ value: JSONValue, isAnd: Bool, at path: FilterPath, depth: Int) -> FilterNode? {
         guard case .array(let items) = value else {
             problem(path, "must be an array of filters, not \(value.typeName)", code: "wrong_type")
             return nil
@@ -180,7 +190,7 @@ struct FilterCompiler {
             problem(path, "nests deeper than \(DataFilter.maximumDepth) levels of and, or and not", code: "too_deep")
             return nil
         }
-        var parts: [SQLQueryString] = []
+        var parts: [FilterNode] = []
         var matchesAll = false
         for (index, item) in items.enumerated() {
             if let part = filter(item, at: path[index], depth: depth + 1) {
@@ -191,11 +201,11 @@ struct FilterCompiler {
         }
         // An empty filter matches every row: it adds nothing to an `and`, and makes an `or` match everything.
         if !isAnd && matchesAll { return nil }
-        return Self.joined(parts, by: isAnd ? "AND" : "OR")
+        return isAnd ? FilterNode.conjunction(parts) : FilterNode.disjunction(parts)
     }
 
     /// The operators on one field, all of which must hold.
-    private mutating func field(_ name: String, _ value: JSONValue, at path: FilterPath) -> SQLQueryString? {
+    private mutating func field(_ name: String, _ value: JSONValue, at path: FilterPath) -> FilterNode? {
         guard let field = model.field(named: name) else {
             if let relation = model.relation(named: name) {
                 let hint =
@@ -216,7 +226,7 @@ struct FilterCompiler {
             return nil
         }
         if !fields.contains(name) { fields.append(name) }
-        var parts: [SQLQueryString] = []
+        var parts: [FilterNode] = []
         for key in operators.keys.sorted() {
             guard let operand = operators[key] else { continue }
             guard let op = FilterOperator(rawValue: key) else {
@@ -226,7 +236,7 @@ struct FilterCompiler {
             conditions += 1
             if let part = condition(op, operand, on: field, at: path[key]) { parts.append(part) }
         }
-        return Self.joined(parts, by: "AND")
+        return FilterNode.conjunction(parts)
     }
 
     /// `parts` joined by `AND` or `OR` in parentheses; `nil` for none.

@@ -48,6 +48,43 @@ enum DataRecords {
         return record
     }
 
+    /// A stored record (as ``stored(_:model:)`` reads it and a change's `record` carries it: a list as an array, a
+    /// DateTime as epoch milliseconds) as the values GraphQL returns, as ``output(_:model:)`` makes them from a row.
+    static func output(stored record: [String: JSONValue], model: DataModel) -> [String: any Sendable] {
+        var output: [String: any Sendable] = [:]
+        for field in model.fields {
+            let value = record[field.name] ?? .null
+            if value == .null {
+                output[field.name] = pendingDefault(of: field)
+            } else {
+                output[field.name] = outputValue(value, of: field)
+            }
+        }
+        output["_deleted"] = record[DataTables.deletedColumn]?.boolValue ?? false
+        return output
+    }
+
+    private static func outputValue(_ value: JSONValue, of field: DataField) -> any Sendable {
+        if field.isList {
+            return (value.arrayValue ?? []).map { element -> any Sendable in
+                if case .scalar(.dateTime) = field.type, case .number(let millis) = element { return StoredValue.isoText(Int64(millis)) }
+                return map(element)
+            }
+        }
+        if field.type == .scalar(.json) { return map(value) }
+        switch value {
+        case .string(let text): return text
+        case .bool(let flag): return flag
+        case .number(let number):
+            switch field.type {
+            case .scalar(.dateTime): return StoredValue.isoText(Int64(number))
+            case .scalar(.int): return Int(exactly: number.rounded()) ?? 0
+            default: return number
+            }
+        case .array, .object, .null: return map(value)
+        }
+    }
+
     /// What a required field with a default reads as while its column is NULL: the default, as the schema job that
     /// backfills it will store it (a DateTime in the API's ISO form). `nil` for other fields, whose NULL is a value.
     private static func pendingDefault(of field: DataField) -> (any Sendable)? {

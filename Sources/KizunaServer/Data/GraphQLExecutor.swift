@@ -59,6 +59,19 @@ struct GraphQLExecutor: Sendable {
     }
 
     private static func error(_ error: GraphQLError, context: KizunaRequestContext) throws -> JSONValue {
+        try json(error) { other in
+            // Never internals in an answer: the log has them, with the request id.
+            context.logger.error("A data resolver failed", metadata: ["error": "\(String(reflecting: other))"])
+            return "The server could not answer this field; the log has the details (request \(context.id))."
+        }
+    }
+
+    /// A GraphQL error as JSON, as every data API answer (over HTTP, or a subscription's `next` and `error`) carries
+    /// it: a Kizuna error's own message and `extensions` (`code`, `field`, `details`), a conflict's `current` record,
+    /// and `validation_failed` for a document's syntax or validation errors.
+    /// - Parameter unexpected: Called with an error that is none of Kizuna's (a bug, a failed read), to log it; returns
+    ///   the message shown in its place, with code `internal_error`.
+    static func json(_ error: GraphQLError, unexpected: (any Error) -> String) throws -> JSONValue {
         var object = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(error)).objectValue ?? [:]
         switch error.originalError {
         case let kizuna as KizunaError:
@@ -70,9 +83,7 @@ struct GraphQLExecutor: Sendable {
             if let current = conflict.current { extensions["current"] = current }
             object["extensions"] = .object(extensions)
         case .some(let other):
-            // Never internals in an answer: the log has them, with the request id.
-            context.logger.error("A data resolver failed", metadata: ["error": "\(String(reflecting: other))"])
-            object["message"] = .string("The server could not answer this field; the log has the details (request \(context.id)).")
+            object["message"] = .string(unexpected(other))
             object["extensions"] = .object(["code": .string(KizunaError.Code.internalError.rawValue)])
         case nil:
             // The document itself: a syntax or validation error, or a limit (with its `limit`, `maximum` and `actual`).

@@ -241,6 +241,7 @@ extension FilterCompiler {
                 code: "unknown_operator")
             return nil
         }
-        return condition(op, member.value, on: field, at: path[member.key])
+        guard let node = condition(op, member.value, on: field, at: path[member.key]) else { return nil }
+        return sql(node)
     }
 }
