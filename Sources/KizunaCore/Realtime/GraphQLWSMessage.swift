@@ -144,7 +144,7 @@ extension GraphQLWSMessage: Codable {
         let value = try JSONValue(from: decoder)
         do {
             self = try GraphQLWSMessage(parsing: value)
-        } catch let error as GraphQLWSMessageError {
+        } catch {
             throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.reason))
         }
     }

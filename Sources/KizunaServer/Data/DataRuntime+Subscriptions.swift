@@ -1,5 +1,6 @@
 import GraphQL
 import KizunaCore
+import OrderedCollections
 import Synchronization
 
 extension DataRuntime {

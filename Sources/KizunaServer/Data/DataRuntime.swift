@@ -25,6 +25,8 @@ final class DataRuntime: Sendable {
     /// Told after a mutation commits, so this process's change feed reads it at once.
     let didCommit: @Sendable () -> Void
     let dialect: DataTables.Dialect
+    /// The documents requests sent, parsed and validated against this schema.
+    let documents = DocumentCache()
     private let built = Mutex<ClientSchema?>(nil)
 
     /// The default ``tombstoneRetention``: 30 days.

@@ -25,7 +25,7 @@ struct GraphQLExecutor: Sendable {
     ) async throws -> Response {
         let schema = try runtime.schema()
         // Nothing runs unless the whole document is admitted: a refused batch of mutations writes nothing.
-        let admission = limits.admit(query, operationName: operationName, variables: variables, schema: schema)
+        let admission = limits.admit(query, operationName: operationName, variables: variables, schema: schema, cache: runtime.documents)
         guard case .admitted(let document, _) = admission else {
             return try answer(GraphQLResult(errors: admission.errors), notes: nil, context: context)
         }
@@ -45,7 +45,7 @@ struct GraphQLExecutor: Sendable {
     /// reads it like any other error.
     static func refusal(_ error: KizunaError) throws -> Response {
         let object: JSONValue = ["errors": [["message": .string(error.message), "extensions": ["code": .string(error.code.rawValue)]]]]
-        return try .json(object, status: ErrorMiddleware.status(for: error.code))
+        return .json(object, status: ErrorMiddleware.status(for: error.code))
     }
 
     /// The GraphQL answer as JSON: `data`, `errors` (each with `extensions.code`), and the request's own
@@ -55,7 +55,7 @@ struct GraphQLExecutor: Sendable {
         if let data = result.data { body["data"] = restoring ? InputValueDeprecation.restore(DataRecords.json(data)) : DataRecords.json(data) }
         if !result.errors.isEmpty { body["errors"] = .array(try result.errors.map { try Self.error($0, context: context) }) }
         if let extensions = notes?.extensions { body["extensions"] = extensions }
-        return try .json(JSONValue.object(body))
+        return .json(JSONValue.object(body))
     }
 
     private static func error(_ error: GraphQLError, context: KizunaRequestContext) throws -> JSONValue {

@@ -1,5 +1,6 @@
 import GraphQL
 import KizunaCore
+import Synchronization
 
 /// How large a GraphQL request may be, each limit checked before the work it bounds: the document's size before it
 /// is parsed, its shape (depth, aliases, selections) before it is validated, and what the operation that runs would
@@ -87,20 +88,30 @@ package struct GraphQLLimits: Sendable, Hashable {
     ///   - operationName: The operation to run, when the document has several.
     ///   - variables: The request's variables (page sizes may come from them).
     ///   - schema: The app's schema, to validate against and to know which fields return a page.
-    func admit(_ query: String, operationName: String?, variables: [String: JSONValue], schema: GraphQLSchema) -> Admission {
+    ///   - cache: Documents already parsed, checked and validated against this schema, by their text: apps send the
+    ///     same few documents again and again, and parsing and validating them is most of a small request's work.
+    func admit(
+        _ query: String, operationName: String?, variables: [String: JSONValue], schema: GraphQLSchema, cache: DocumentCache? = nil
+    ) -> Admission {
         if let exceeded = check(documentBytes: query.utf8.count) { return .exceeded(exceeded) }
         let document: Document
-        do {
-            document = try parse(source: Source(body: query, name: "GraphQL request"))
-        } catch let error as GraphQLError {
-            return .refused([error])
-        } catch {
-            return .refused([GraphQLError(message: "The document could not be parsed.", locations: [])])
+        let paged: PagedFields
+        if let known = cache?.document(query) {
+            (document, paged) = (known.document, known.paged)
+        } else {
+            do {
+                document = try parse(source: Source(body: query, name: "GraphQL request"))
+            } catch let error as GraphQLError {
+                return .refused([error])
+            } catch {
+                return .refused([GraphQLError(message: "The document could not be parsed.", locations: [])])
+            }
+            if let exceeded = check(document) { return .exceeded(exceeded) }
+            paged = PagedFields()
+            let invalid = validate(schema: schema, ast: document, rules: specifiedRules + [paged.rule])
+            guard invalid.isEmpty else { return .refused(invalid) }
+            cache?.keep(query, document: document, paged: paged)
         }
-        if let exceeded = check(document) { return .exceeded(exceeded) }
-        let paged = PagedFields()
-        let invalid = validate(schema: schema, ast: document, rules: specifiedRules + [paged.rule])
-        guard invalid.isEmpty else { return .refused(invalid) }
         guard let operation = Self.operation(in: document, named: operationName) else { return .admitted(document, size: nil) }
         let size = OperationSize(operation, in: document, variables: variables, paged: paged)
         if let exceeded = check(size) { return .exceeded(exceeded) }
@@ -152,5 +163,37 @@ package struct GraphQLLimits: Sendable, Hashable {
         let operations = document.definitions.compactMap { $0 as? OperationDefinition }
         guard let name else { return operations.count == 1 ? operations[0] : nil }
         return operations.first { $0.name?.value == name }
+    }
+}
+
+/// Documents that parsed, passed the shape limits and validated against one schema, by their text; held by the
+/// schema's ``DataRuntime``, so a new schema version starts empty. Only valid documents are kept, and at most
+/// ``capacity``: when full it starts over, which bounds its memory whatever a client sends.
+final class DocumentCache: Sendable {
+    /// The most documents kept.
+    static let capacity = 500
+    /// The longest document kept, in UTF-8 bytes: big documents are rare and would crowd out the common ones.
+    static let maximumBytes = 16 * 1024
+
+    /// A document as kept. The GraphQL package's AST is not marked `Sendable`, but it is made of immutable values
+    /// (structs of `let`s and arrays), so a shared one is only ever read.
+    struct Prepared: @unchecked Sendable {
+        let document: Document
+        let paged: GraphQLLimits.PagedFields
+    }
+
+    private let documents = Mutex<[String: Prepared]>([:])
+
+    func document(_ text: String) -> Prepared? {
+        documents.withLock { $0[text] }
+    }
+
+    func keep(_ text: String, document: Document, paged: GraphQLLimits.PagedFields) {
+        guard text.utf8.count <= Self.maximumBytes else { return }
+        let prepared = Prepared(document: document, paged: paged)
+        documents.withLock { documents in
+            if documents.count >= Self.capacity { documents.removeAll(keepingCapacity: true) }
+            documents[text] = prepared
+        }
     }
 }

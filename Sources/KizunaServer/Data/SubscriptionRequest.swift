@@ -91,7 +91,7 @@ struct SubscriptionRequest: Sendable {
             return SubscriptionRequest(
                 model: model, kind: kind, filter: filter, since: try since(arguments["since"]), document: document, operationName: operationName,
                 variables: graphQLVariables)
-        } catch let error as KizunaError {
+        } catch {
             throw SubscriptionRefusal(error)
         }
     }

@@ -100,10 +100,8 @@ package struct GraphQLWSServerStateMachine: Sendable {
         let message: GraphQLWSMessage
         do {
             message = try GraphQLWSMessage(text: text)
-        } catch let error as GraphQLWSMessageError {
-            return close(.invalidMessage, reason: error.reason)
         } catch {
-            return close(.invalidMessage)
+            return close(.invalidMessage, reason: error.reason)
         }
         return receive(message)
     }
