@@ -140,7 +140,8 @@ enum DataRecords {
         .object(record.mapValues(json(outputValue:)))
     }
 
-    private static func json(outputValue value: any Sendable) -> JSONValue {
+    /// One value of a record as ``output(_:model:)`` makes it, as JSON.
+    static func json(outputValue value: any Sendable) -> JSONValue {
         switch value {
         case let text as String: return .string(text)
         case let number as Int: return .number(Double(number))

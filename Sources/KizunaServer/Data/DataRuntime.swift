@@ -27,6 +27,8 @@ final class DataRuntime: Sendable {
     let dialect: DataTables.Dialect
     /// The documents requests sent, parsed and validated against this schema.
     let documents = DocumentCache()
+    /// The plans of the documents that need no executor (``FastQuery``).
+    let plans = FastQueryPlans()
     private let built = Mutex<ClientSchema?>(nil)
 
     /// The default ``tombstoneRetention``: 30 days.

@@ -29,16 +29,28 @@ struct GraphQLExecutor: Sendable {
         guard case .admitted(let document, _) = admission else {
             return try answer(GraphQLResult(errors: admission.errors), notes: nil, context: context)
         }
+        let notes = RequestNotes()
+        if let plan = runtime.plans.plan(query, operationName: operationName, document: document, data: runtime.data),
+            let data = await plan.run(on: runtime, variables: variables, caller: caller, notes: notes)
+        {
+            return try answer(data: data, notes: notes)
+        }
         var runnable = document
         let rewritten = InputValueDeprecation.rewrite(document, source: query)
         if let rewritten { runnable = try parse(source: Source(body: rewritten, name: "GraphQL request")) }
         var values: [String: Map] = [:]
         for (name, value) in variables { values[name] = DataRecords.map(value) }
-        let notes = RequestNotes()
         let result = try await GraphQL.execute(
             schema: schema, documentAST: runnable, rootValue: (), context: DataRequest(caller: caller, notes: notes), variableValues: values,
             operationName: operationName)
         return try answer(result, notes: notes, context: context, restoring: rewritten != nil)
+    }
+
+    /// The answer of a ``FastQuery``: its data, and the request's `extensions`.
+    private func answer(data: JSONValue, notes: RequestNotes) throws -> Response {
+        var body: [String: JSONValue] = ["data": data]
+        if let extensions = notes.extensions { body["extensions"] = extensions }
+        return .json(JSONValue.object(body))
     }
 
     /// A credential that does not hold, answered in GraphQL's shape with its HTTP status (401), so a GraphQL client
