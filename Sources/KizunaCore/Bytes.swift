@@ -15,10 +15,18 @@ package func hex(_ data: some Sequence<UInt8>) -> String {
 
 /// Base64url without padding (RFC 4648 §5): safe in URLs, headers and cookies as it is.
 package func base64URL(_ data: Data) -> String {
-    data.base64EncodedString()
-        .replacingOccurrences(of: "+", with: "-")
-        .replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
+    // Mapped byte by byte: Foundation's replacingOccurrences goes through NSString, which showed in the data API's
+    // profile (every page's nextToken is base64url).
+    var bytes = Array(data.base64EncodedData())
+    while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
+    for index in bytes.indices {
+        if bytes[index] == UInt8(ascii: "+") {
+            bytes[index] = UInt8(ascii: "-")
+        } else if bytes[index] == UInt8(ascii: "/") {
+            bytes[index] = UInt8(ascii: "_")
+        }
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// The bytes of base64url text without padding, as ``base64URL(_:)`` writes it; `nil` for any other character or
