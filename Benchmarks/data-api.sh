@@ -230,8 +230,8 @@ assert items and all(item["owner"] == sys.argv[1] for item in items), items' "$o
 
     compare "createNote vs data-peer insert" "$create_body" insert plain
     compare "listNotes(limit: 20) vs data-peer select" "$list_body" select -
-    if [ "$engine" = postgres ] && [ "${DATA_API_SWEEP:-1}" = 1 ]; then  # DATA_API_SWEEP=0 skips the writer sweep
-        writer_sweep
+    if [ "$engine" = postgres ]; then
+        if [ "${DATA_API_SWEEP:-1}" = 1 ]; then writer_sweep; fi  # DATA_API_SWEEP=0 skips the writer sweep
         finish_postgres
     fi
 done
