@@ -157,8 +157,9 @@ extension ServerParts {
         let channels = HTTP1WebSocketUpgradeChannel.Configuration(
             // The handlers are an autoclosure: each connection that stays HTTP gets its own.
             http1: .init(additionalChannelHandlers: [ParserErrorResponder(logger: logger)], idleTimeout: idleTimeout),
-            // graphql-transport-ws has its own keep-alive (`ping` messages), so no WebSocket ping frames besides.
-            ws: .init(maxFrameSize: configuration.maxBodySize, autoPing: .disabled))
+            // A message may be as large as a request body (within what a frame header allows); graphql-transport-ws has
+            // its own keep-alive (`ping` messages), so no WebSocket ping frames besides.
+            ws: .init(maxFrameSize: min(configuration.maxBodySize, 64 << 20), autoPing: .disabled))
         let server = HTTPServerBuilder { responder in
             UpgradableHTTPChannel(
                 upgrading: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channels),
