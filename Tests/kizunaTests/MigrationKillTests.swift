@@ -1,7 +1,6 @@
 import Foundation
 import KizunaServer
 import SQLKit
-import Synchronization
 import Testing
 
 /// Kills a real `kizuna migrate` process mid-way through a data step over a large table, reruns it, and checks
@@ -74,44 +73,13 @@ struct MigrationKillTests {
     /// Runs the `kizuna` binary built beside this test bundle; sends `signal` once the lines it printed so far satisfy
     /// `when`.
     static func kizuna(_ arguments: [String], signal: Int32 = SIGKILL, when: (([String]) -> Bool)? = nil) async throws -> Outcome {
-        let process = Process()
-        process.executableURL = try binary()
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
-        let pending = Mutex("")
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                continuation.finish()
-                return
-            }
-            let complete: [String] = pending.withLock { buffer in
-                buffer += String(decoding: data, as: UTF8.self)
-                var parts = buffer.components(separatedBy: "\n")
-                buffer = parts.removeLast()
-                return parts
-            }
-            for line in complete { continuation.yield(line) }
+        let running = try ServeProcess(arguments)
+        // Reads lines until `when` holds for those seen (then signals), or to the end of the output.
+        if await running.find({ _ in when?(running.seen) == true ? true : nil }) != nil {
+            kill(running.process.processIdentifier, signal)
         }
-        let (exited, exitSignal) = AsyncStream.makeStream(of: Void.self)
-        process.terminationHandler = { _ in
-            exitSignal.yield(); exitSignal.finish()
-        }
-        try process.run()
-        var seen: [String] = []
-        for await line in lines {
-            seen.append(line)
-            if let when, when(seen) {
-                kill(process.processIdentifier, signal)
-                break
-            }
-        }
-        for await _ in exited {}
-        return Outcome(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal, lines: seen)
+        let (status, signaled) = await running.ended()
+        return Outcome(status: status, signaled: signaled, lines: running.seen)
     }
 
     static func binary() throws -> URL {

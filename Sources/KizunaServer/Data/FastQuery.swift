@@ -231,25 +231,21 @@ struct FastQuery: @unchecked Sendable {  // the GraphQL AST it holds is immutabl
     }
 }
 
-/// The plans of the documents a runtime has seen, by text, next to its ``DocumentCache`` and bounded the same way.
-final class FastQueryPlans: Sendable {
-    private struct Entry: @unchecked Sendable {
-        let plan: FastQuery?
-    }
+/// A plan, or the knowledge that a document has none. `@unchecked`: it holds the GraphQL AST (see ``FastQuery``).
+struct FastQueryEntry: @unchecked Sendable {
+    let plan: FastQuery?
+}
 
-    private let plans = Mutex<[String: Entry]>([:])
+/// The plans of the documents a runtime has seen, by operation name and text, next to its ``DocumentCache``.
+typealias FastQueryPlans = TextCache<FastQueryEntry>
 
+extension TextCache where Value == FastQueryEntry {
     /// The plan of `query`'s chosen operation, made once per text and operation name.
     func plan(_ query: String, operationName: String?, document: Document, data: DataSchema) -> FastQuery? {
         let key = (operationName ?? "") + "\u{0}" + query
-        if let entry = plans.withLock({ $0[key] }) { return entry.plan }
+        if let entry = value(key) { return entry.plan }
         let made = FastQuery.plan(document, operationName: operationName, data: data)
-        guard query.utf8.count <= DocumentCache.maximumBytes else { return made }
-        let entry = Entry(plan: made)
-        plans.withLock { plans in
-            if plans.count >= DocumentCache.capacity { plans.removeAll(keepingCapacity: true) }
-            plans[key] = entry
-        }
+        keep(FastQueryEntry(plan: made), for: key)
         return made
     }
 }

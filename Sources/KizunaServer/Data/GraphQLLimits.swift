@@ -96,7 +96,7 @@ package struct GraphQLLimits: Sendable, Hashable {
         if let exceeded = check(documentBytes: query.utf8.count) { return .exceeded(exceeded) }
         let document: Document
         let paged: PagedFields
-        if let known = cache?.document(query) {
+        if let known = cache?.value(query) {
             (document, paged) = (known.document, known.paged)
         } else {
             do {
@@ -110,7 +110,7 @@ package struct GraphQLLimits: Sendable, Hashable {
             paged = PagedFields()
             let invalid = validate(schema: schema, ast: document, rules: specifiedRules + [paged.rule])
             guard invalid.isEmpty else { return .refused(invalid) }
-            cache?.keep(query, document: document, paged: paged)
+            cache?.keep(PreparedDocument(document: document, paged: paged), for: query)
         }
         guard let operation = Self.operation(in: document, named: operationName) else { return .admitted(document, size: nil) }
         let size = OperationSize(operation, in: document, variables: variables, paged: paged)
@@ -166,34 +166,37 @@ package struct GraphQLLimits: Sendable, Hashable {
     }
 }
 
-/// Documents that parsed, passed the shape limits and validated against one schema, by their text; held by the
-/// schema's ``DataRuntime``, so a new schema version starts empty. Only valid documents are kept, and at most
-/// ``capacity``: when full it starts over, which bounds its memory whatever a client sends.
-final class DocumentCache: Sendable {
-    /// The most documents kept.
-    static let capacity = 500
-    /// The longest document kept, in UTF-8 bytes: big documents are rare and would crowd out the common ones.
-    static let maximumBytes = 16 * 1024
+/// Values kept per request text (a document, a plan), held by a schema's ``DataRuntime`` so a new schema version
+/// starts empty. At most ``capacity`` texts of at most ``maximumBytes`` each: when full it starts over, which bounds
+/// its memory whatever a client sends.
+final class TextCache<Value: Sendable>: Sendable {
+    /// The most texts kept.
+    static var capacity: Int { 500 }
+    /// The longest text kept, in UTF-8 bytes: big documents are rare and would crowd out the common ones.
+    static var maximumBytes: Int { 16 * 1024 }
 
-    /// A document as kept. The GraphQL package's AST is not marked `Sendable`, but it is made of immutable values
-    /// (structs of `let`s and arrays), so a shared one is only ever read.
-    struct Prepared: @unchecked Sendable {
-        let document: Document
-        let paged: GraphQLLimits.PagedFields
+    private let values = Mutex<[String: Value]>([:])
+
+    func value(_ text: String) -> Value? {
+        values.withLock { $0[text] }
     }
 
-    private let documents = Mutex<[String: Prepared]>([:])
-
-    func document(_ text: String) -> Prepared? {
-        documents.withLock { $0[text] }
-    }
-
-    func keep(_ text: String, document: Document, paged: GraphQLLimits.PagedFields) {
+    func keep(_ value: Value, for text: String) {
         guard text.utf8.count <= Self.maximumBytes else { return }
-        let prepared = Prepared(document: document, paged: paged)
-        documents.withLock { documents in
-            if documents.count >= Self.capacity { documents.removeAll(keepingCapacity: true) }
-            documents[text] = prepared
+        values.withLock { values in
+            if values.count >= Self.capacity { values.removeAll(keepingCapacity: true) }
+            values[text] = value
         }
     }
 }
+
+/// A document that parsed, passed the shape limits and validated against the runtime's schema, with the fields
+/// validation noted as pages. The GraphQL package's AST is not marked `Sendable`, but it is made of immutable values
+/// (structs of `let`s and arrays), so a shared one is only ever read.
+struct PreparedDocument: @unchecked Sendable {
+    let document: Document
+    let paged: GraphQLLimits.PagedFields
+}
+
+/// Valid documents by their text.
+typealias DocumentCache = TextCache<PreparedDocument>

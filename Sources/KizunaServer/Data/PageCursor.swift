@@ -45,10 +45,12 @@ package struct PageCursor: Sendable, Equatable {
         // Written with JSONValue's writer (keys sorted, as JSONEncoder wrote them): `JSONEncoder` was a tenth of a
         // list request. A non-finite Float sort value (PostgreSQL can hold NaN) is written as null; its token then
         // decodes as a bad cursor instead of stopping the server.
-        let payload: JSONValue = [
-            "v": .number(Double(Payload.currentVersion)), "m": .string(model), "o": .string(order), "d": .bool(descending),
-            "s": .string(scope), "a": .array(after),
-        ]
+        typealias Key = Payload.CodingKeys
+        let payload: JSONValue = .object([
+            Key.version.rawValue: .number(Double(Payload.currentVersion)), Key.model.rawValue: .string(model),
+            Key.order.rawValue: .string(order), Key.descending.rawValue: .bool(descending), Key.scope.rawValue: .string(scope),
+            Key.after.rawValue: .array(after),
+        ])
         let bytes = Data(payload.jsonBytes)
         let mac = HMAC<SHA256>.authenticationCode(for: bytes, using: key)
         return base64URL(bytes) + "." + base64URL(Data(mac))
@@ -88,8 +90,8 @@ package struct PageCursor: Sendable, Equatable {
         return cursor
     }
 
-    /// The signed payload, with short keys: the token travels in every page request.
-    private struct Payload: Codable {
+    /// The signed payload as it is read back, with short keys: the token travels in every page request.
+    private struct Payload: Decodable {
         static let currentVersion = 1
 
         var version: Int

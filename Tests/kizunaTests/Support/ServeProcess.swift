@@ -75,7 +75,12 @@ final class ServeProcess {
     @discardableResult
     func stop(_ signal: Int32) async -> Bool {
         kill(process.processIdentifier, signal)
+        return await ended().signaled
+    }
+
+    /// Waits until the process has ended; answers its status and whether a signal ended it.
+    func ended() async -> (status: Int32, signaled: Bool) {
         for await _ in exited {}
-        return process.terminationReason == .uncaughtSignal
+        return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
     }
 }
