@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
 import KizunaCore
 import Logging
 import NIOCore
@@ -20,6 +22,8 @@ struct ServerParts {
     let database: KizunaDatabase
     let readiness: Readiness
     let router: Router<KizunaRequestContext>
+    /// The routes a WebSocket upgrade may take: the data API's graphql-transport-ws.
+    let webSocketRouter: Router<BasicWebSocketRequestContext>
     let startup: StartupService
     let feed: ChangeFeed
     /// Deletes expired data tombstones.
@@ -124,7 +128,14 @@ struct ServerParts {
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
         UsersController(accounts: accounts, groups: userGroups, web: web).addRoutes(to: admin)
         let graphQL = GraphQLExecutor(limits: configuration.graphQLLimits)
-        GraphQLController(schemas: dataSchemas, accounts: accounts, groups: userGroups, keys: apiKeys, executor: graphQL).addRoutes(to: v1)
+        let callers = DataCallers(accounts: accounts, groups: userGroups, keys: apiKeys)
+        GraphQLController(schemas: dataSchemas, callers: callers, executor: graphQL).addRoutes(to: v1)
+        webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        GraphQLWSController(
+            services: .init(
+                schemas: dataSchemas, callers: callers, executor: graphQL, feed: feed, settings: configuration.graphQLWS,
+                maxMessageBytes: configuration.maxBodySize)
+        ).addRoutes(to: webSocketRouter)
         DataController(schemas: dataSchemas, accounts: accounts, groups: userGroups, executor: graphQL).addAdminRoutes(to: admin)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)
         let associatedDomains = AssociatedDomainsController(store: associatedDomainStore)
@@ -142,11 +153,21 @@ extension ServerParts {
         let limiter = ConnectionLimiter(limit: configuration.maxConnections, logger: logger)
         let logger = logger
         let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1)))
+        let webSocketResponder = webSocketRouter.buildResponder()
+        let channels = HTTP1WebSocketUpgradeChannel.Configuration(
+            // The handlers are an autoclosure: each connection that stays HTTP gets its own.
+            http1: .init(additionalChannelHandlers: [ParserErrorResponder(logger: logger)], idleTimeout: idleTimeout),
+            // A message may be as large as a request body (within what a frame header allows); graphql-transport-ws has
+            // its own keep-alive (`ping` messages), so no WebSocket ping frames besides.
+            ws: .init(maxFrameSize: min(configuration.maxBodySize, 64 << 20), autoPing: .disabled))
+        let server = HTTPServerBuilder { responder in
+            UpgradableHTTPChannel(
+                upgrading: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channels),
+                limiter: limiter, firstRequestTimeout: idleTimeout, logger: logger)
+        }
         return Application(
             router: router,
-            // The handlers are an autoclosure: each accepted connection gets its own.
-            server: .http1(
-                configuration: .init(additionalChannelHandlers: [limiter.handler(), ParserErrorResponder(logger: logger)], idleTimeout: idleTimeout)),
+            server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
             // Stopped in reverse order: the job runner pauses its job before the feed stops and the store closes.
             services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper],

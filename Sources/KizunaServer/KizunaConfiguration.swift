@@ -52,6 +52,8 @@ public struct KizunaConfiguration: Sendable {
     package var graphQLLimits = GraphQLLimits()
     /// How the schema jobs a data schema publish leaves (index builds, backfills) are run.
     package var dataJobs = DataJobSettings()
+    /// Timers and limits of the data API's WebSocket (graphql-transport-ws) connections.
+    package var graphQLWS = GraphQLWSSettings()
     /// The migration steps to apply; Kizuna's own unless a test supplies others.
     package var migrations: [MigrationStep]
 

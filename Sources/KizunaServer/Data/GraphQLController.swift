@@ -10,9 +10,7 @@ import KizunaCore
 /// `extensions.code`. Documents deeper or with more aliases than the limits are refused before they run.
 struct GraphQLController: Sendable {
     let schemas: LiveDataSchemas
-    let accounts: AccountService
-    let groups: any UserGroupRepository
-    let keys: any APIKeyRepository
+    let callers: DataCallers
     let executor: GraphQLExecutor
 
     func addRoutes(to v1: RouterGroup<KizunaRequestContext>) {
@@ -32,28 +30,13 @@ struct GraphQLController: Sendable {
         let runtime = try await schemas.runtime(app)  // not_found for an unknown app
         let caller: DataCaller
         do {
-            caller = try await self.caller(request, app: app, needsGroups: runtime.usesGroups)
+            caller = try await callers.caller(
+                token: request.bearerToken, apiKey: request.headers[.apiKey], app: app, needsGroups: runtime.usesGroups)
         } catch let error as KizunaError {
             return try GraphQLExecutor.refusal(error)
         }
         return try await executor.answer(
             query: body.query, variables: body.variables?.objectValue ?? [:], operationName: body.operationName, on: runtime, caller: caller,
             context: context)
-    }
-
-    /// Who is asking: a session, an API key, both or neither. A credential that is presented must be valid.
-    /// Groups are read only when a rule of the schema asks for them: most requests need no second store read.
-    private func caller(_ request: Request, app: String, needsGroups: Bool) async throws -> DataCaller {
-        var caller = DataCaller()
-        if let token = request.bearerToken {
-            let session = try await accounts.authenticate(token)
-            caller.userId = session.account.id
-            if needsGroups { caller.groups = Set(try await groups.groups(of: session.account.id)) }
-        }
-        if let key = request.headers[.apiKey] {
-            _ = try await keys.authenticate(app: app, key: key)
-            caller.hasAPIKey = true
-        }
-        return caller
     }
 }

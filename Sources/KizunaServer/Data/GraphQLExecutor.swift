@@ -14,7 +14,8 @@ import Logging
 struct GraphQLExecutor: Sendable {
     let limits: GraphQLLimits
 
-    /// Runs `query` as `caller` on the app's live schema.
+    /// Runs `query` as `caller` on the app's live schema, answered as GraphQL over HTTP (200 with the JSON of
+    /// ``result(query:variables:operationName:on:caller:logger:reference:)``).
     /// - Parameters:
     ///   - variables: The values of the document's variables, as the request's JSON gave them.
     ///   - operationName: The operation to run, when the document has several.
@@ -23,17 +24,40 @@ struct GraphQLExecutor: Sendable {
         query: String, variables: [String: JSONValue], operationName: String?, on runtime: DataRuntime, caller: DataCaller,
         context: KizunaRequestContext
     ) async throws -> Response {
+        let body = try await result(
+            query: query, variables: variables, operationName: operationName, on: runtime, caller: caller, logger: context.logger,
+            reference: "request \(context.id)")
+        return .json(body)
+    }
+
+    /// Runs `query` as `caller` on the app's live schema and answers the GraphQL result as JSON: what a POST answers
+    /// and what a graphql-transport-ws `next` carries.
+    ///
+    /// A request error (a document that does not parse, breaks a limit or fails validation, which never runs) is an
+    /// answer with `errors` and no `data` member, as the GraphQL spec has it.
+    /// - Parameters:
+    ///   - variables: The values of the document's variables, as the request's JSON gave them.
+    ///   - operationName: The operation to run, when the document has several.
+    ///   - logger: Where an internal error is logged.
+    ///   - reference: How the answer names the log line of an internal error (`request <id>`).
+    func result(
+        query: String, variables: [String: JSONValue], operationName: String?, on runtime: DataRuntime, caller: DataCaller,
+        logger: Logger, reference: String
+    ) async throws -> JSONValue {
         let schema = try runtime.schema()
         // Nothing runs unless the whole document is admitted: a refused batch of mutations writes nothing.
         let admission = limits.admit(query, operationName: operationName, variables: variables, schema: schema, cache: runtime.documents)
         guard case .admitted(let document, _) = admission else {
-            return try answer(GraphQLResult(errors: admission.errors), notes: nil, context: context)
+            return try json(GraphQLResult(errors: admission.errors), notes: nil, logger: logger, reference: reference)
         }
         let notes = RequestNotes()
         if let plan = runtime.plans.plan(query, operationName: operationName, document: document, data: runtime.data),
             let data = await plan.run(on: runtime, variables: variables, caller: caller, notes: notes)
         {
-            return try answer(data: data, notes: notes)
+            // A FastQuery's answer: its data, and the request's `extensions`.
+            var body: [String: JSONValue] = ["data": data]
+            if let extensions = notes.extensions { body["extensions"] = extensions }
+            return .object(body)
         }
         var runnable = document
         let rewritten = InputValueDeprecation.rewrite(document, source: query)
@@ -43,14 +67,7 @@ struct GraphQLExecutor: Sendable {
         let result = try await GraphQL.execute(
             schema: schema, documentAST: runnable, rootValue: (), context: DataRequest(caller: caller, notes: notes), variableValues: values,
             operationName: operationName)
-        return try answer(result, notes: notes, context: context, restoring: rewritten != nil)
-    }
-
-    /// The answer of a ``FastQuery``: its data, and the request's `extensions`.
-    private func answer(data: JSONValue, notes: RequestNotes) throws -> Response {
-        var body: [String: JSONValue] = ["data": data]
-        if let extensions = notes.extensions { body["extensions"] = extensions }
-        return .json(JSONValue.object(body))
+        return try json(result, notes: notes, logger: logger, reference: reference, restoring: rewritten != nil)
     }
 
     /// A credential that does not hold, answered in GraphQL's shape with its HTTP status (401), so a GraphQL client
@@ -62,20 +79,21 @@ struct GraphQLExecutor: Sendable {
 
     /// The GraphQL answer as JSON: `data`, `errors` (each with `extensions.code`), and the request's own
     /// `extensions` (such as filters on unindexed fields).
-    private func answer(_ result: GraphQLResult, notes: RequestNotes?, context: KizunaRequestContext, restoring: Bool = false) throws -> Response {
+    private func json(_ result: GraphQLResult, notes: RequestNotes?, logger: Logger, reference: String, restoring: Bool = false) throws -> JSONValue {
         var body: [String: JSONValue] = [:]
         if let data = result.data { body["data"] = restoring ? InputValueDeprecation.restore(DataRecords.json(data)) : DataRecords.json(data) }
-        if !result.errors.isEmpty { body["errors"] = .array(try result.errors.map { try Self.error($0, context: context) }) }
-        if let extensions = notes?.extensions { body["extensions"] = extensions }
-        return .json(JSONValue.object(body))
-    }
-
-    private static func error(_ error: GraphQLError, context: KizunaRequestContext) throws -> JSONValue {
-        try json(error) { other in
-            // Never internals in an answer: the log has them, with the request id.
-            context.logger.error("A data resolver failed", metadata: ["error": "\(String(reflecting: other))"])
-            return "The server could not answer this field; the log has the details (request \(context.id))."
+        if !result.errors.isEmpty {
+            body["errors"] = .array(
+                try result.errors.map { error in
+                    try Self.json(error) { other in
+                        // Never internals in an answer: the log has them, with the request id.
+                        logger.error("A data resolver failed", metadata: ["error": "\(String(reflecting: other))"])
+                        return "The server could not answer this field; the log has the details (\(reference))."
+                    }
+                })
         }
+        if let extensions = notes?.extensions { body["extensions"] = extensions }
+        return .object(body)
     }
 
     /// A GraphQL error as JSON, as every data API answer (over HTTP, or a subscription's `next` and `error`) carries

@@ -54,15 +54,7 @@ final class ParserErrorResponder: ChannelDuplexHandler, RemovableChannelHandler 
             return
         }
         answered = true
-        let id = hex(randomBytes(8))
-        logger.info("HTTP request refused by the parser", metadata: ["error": "\(error)", "request.id": "\(id)"])
-        let message =
-            switch error {
-            case .headerOverflow: "The request header is too large."
-            case .invalidMethod: "The request method is not valid."
-            default: "The request is not valid HTTP."
-            }
-        let body = (try? JSONEncoder().encode(ErrorEnvelope(KizunaError(.badRequest, message)))) ?? Data()
+        let (id, body) = Self.refusal(error, logger: logger)
         let head = HTTPResponse(
             status: .badRequest,
             headerFields: [
@@ -74,6 +66,20 @@ final class ParserErrorResponder: ChannelDuplexHandler, RemovableChannelHandler 
         // Closed once the answer is written: closing at once could drop it while the socket is busy.
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
+    }
+
+    /// What a request the parser refused is answered: a new request id (logged with the error) and the standard JSON
+    /// error, `bad_request` with what was wrong.
+    static func refusal(_ error: HTTPParserError, logger: Logger) -> (id: String, body: Data) {
+        let id = hex(randomBytes(8))
+        logger.info("HTTP request refused by the parser", metadata: ["error": "\(error)", "request.id": "\(id)"])
+        let message =
+            switch error {
+            case .headerOverflow: "The request header is too large."
+            case .invalidMethod: "The request method is not valid."
+            default: "The request is not valid HTTP."
+            }
+        return (id, (try? JSONEncoder().encode(ErrorEnvelope(KizunaError(.badRequest, message)))) ?? Data())
     }
 }
 

@@ -25,8 +25,13 @@ extension Request {
 
     /// The bearer token of `Authorization: Bearer …`, if any.
     var bearerToken: String? {
-        guard let header = headers[.authorization] else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1)
+        headers[.authorization].flatMap(Self.bearerToken(in:))
+    }
+
+    /// The token of an `Authorization` value `Bearer …`, wherever the value came from (a header, or a
+    /// graphql-transport-ws `connection_init` payload); `nil` for any other scheme.
+    static func bearerToken(in authorization: String) -> String? {
+        let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         return String(parts[1]).trimmingCharacters(in: .whitespaces)
     }

@@ -1,0 +1,60 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import KizunaCore
+import NIOWebSocket
+
+/// `GET /v1/apps/{app}/graphql` upgraded to a WebSocket: the data API over `graphql-transport-ws`, for subscriptions
+/// (and queries and mutations, answered once).
+///
+/// The upgrade is refused for an app that does not exist (hummingbird-websocket answers every refused upgrade with
+/// `400`). A client that does not offer the `graphql-transport-ws` subprotocol is upgraded without one and closed at
+/// once with 4406 (``GraphQLWSCloseCode/subprotocolNotAcceptable``), as graphql-ws's own server does: a close code
+/// says why, where a refused handshake would only say that it failed.
+struct GraphQLWSController: Sendable {
+    /// The subprotocol of the GraphQL over WebSocket protocol.
+    static let subprotocol = "graphql-transport-ws"
+
+    let services: GraphQLWSConnection.Services
+
+    func addRoutes(to router: Router<BasicWebSocketRequestContext>) {
+        router.ws("/v1/apps/{app}/graphql") { request, context in
+            try await shouldUpgrade(request, context: context)
+        } onUpgrade: { inbound, outbound, context in
+            try await serve(inbound, outbound, context: context)
+        }
+    }
+
+    /// Upgrades a request for an app that exists, answering the subprotocol when the client offered it.
+    func shouldUpgrade(_ request: Request, context: BasicWebSocketRequestContext) async throws -> RouterShouldUpgrade {
+        let app = try context.parameters.path("app")
+        do {
+            _ = try await services.schemas.runtime(app)
+        } catch {
+            return .dontUpgrade
+        }
+        guard Self.offersSubprotocol(request.headers) else { return .upgrade([:]) }
+        return .upgrade([.secWebSocketProtocol: Self.subprotocol])
+    }
+
+    func serve(
+        _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, context: WebSocketRouterContext<BasicWebSocketRequestContext>
+    ) async throws {
+        guard Self.offersSubprotocol(context.request.headers) else {
+            let code = GraphQLWSCloseCode.subprotocolNotAcceptable
+            try await outbound.close(WebSocketErrorCode(codeNumber: Int(code.rawValue)), reason: code.defaultReason)
+            return
+        }
+        let app = try context.requestContext.parameters.path("app")
+        await GraphQLWSConnection.serve(app: app, services: services, inbound: inbound, outbound: outbound, logger: context.logger)
+    }
+
+    /// Whether the handshake's `Sec-WebSocket-Protocol` (a comma-separated list, possibly over several lines) names
+    /// `graphql-transport-ws`.
+    static func offersSubprotocol(_ headers: HTTPFields) -> Bool {
+        headers[values: .secWebSocketProtocol].contains { line in
+            line.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == subprotocol }
+        }
+    }
+}
