@@ -62,7 +62,7 @@ extension GraphQLWSConnection {
     private func isSubscription(_ payload: GraphQLWSSubscribePayload, on runtime: DataRuntime) -> Bool {
         guard payload.query.utf8.count <= services.executor.limits.maximumDocumentBytes else { return false }
         let document =
-            runtime.documents.document(payload.query)?.document
+            runtime.documents.value(payload.query)?.document
             ?? (try? parse(source: Source(body: payload.query, name: "GraphQL request")))
         guard let document, let operation = GraphQLLimits.operation(in: document, named: payload.operationName) else { return false }
         return operation.operation == .subscription
