@@ -100,7 +100,8 @@ struct ServerParts {
             tombstoneRetention: tombstoneRetention)
         sweeper = TombstoneSweeper(
             apps: appRepository, schemas: dataSchemas, database: database, readiness: readiness, retention: tombstoneRetention,
-            interval: .seconds(3600), logger: logger)
+            changeRetention: Int64(configuration.changeRetentionDays ?? configuration.tombstoneRetentionDays) * 86_400_000, interval: .seconds(3600),
+            logger: logger)
 
         let root = router.group()
         let v1 = router.group("/v1")
@@ -119,7 +120,7 @@ struct ServerParts {
 
         let web = configuration.effectiveWeb
         let accounts = AccountService(
-            repository: AccountSQLRepository(database: database),
+            repository: AccountSQLRepository(database: database, didCommit: feed.poke),
             apps: appRepository,
             hasher: PasswordHasher(parameters: configuration.passwordParameters, maxPending: configuration.maxPendingPasswordChecks),
             sessions: configuration.sessions,
@@ -134,7 +135,7 @@ struct ServerParts {
         GraphQLWSController(
             services: .init(
                 schemas: dataSchemas, callers: callers, executor: graphQL, feed: feed, settings: configuration.graphQLWS,
-                maxMessageBytes: configuration.maxBodySize)
+                maxMessageBytes: configuration.graphQLWSMaxMessageBytes)
         ).addRoutes(to: webSocketRouter)
         DataController(schemas: dataSchemas, accounts: accounts, groups: userGroups, executor: graphQL).addAdminRoutes(to: admin)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)
@@ -157,9 +158,9 @@ extension ServerParts {
         let channels = HTTP1WebSocketUpgradeChannel.Configuration(
             // The handlers are an autoclosure: each connection that stays HTTP gets its own.
             http1: .init(additionalChannelHandlers: [ParserErrorResponder(logger: logger)], idleTimeout: idleTimeout),
-            // A message may be as large as a request body (within what a frame header allows); graphql-transport-ws has
+            // A frame may be as large as a message (within what NIO's decoder takes); graphql-transport-ws has
             // its own keep-alive (`ping` messages), so no WebSocket ping frames besides.
-            ws: .init(maxFrameSize: min(configuration.maxBodySize, 64 << 20), autoPing: .disabled))
+            ws: .init(maxFrameSize: min(configuration.graphQLWSMaxMessageBytes, 64 << 20), autoPing: .disabled))
         let server = HTTPServerBuilder { responder in
             UpgradableHTTPChannel(
                 upgrading: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channels),

@@ -48,12 +48,18 @@ public struct KizunaConfiguration: Sendable {
     package var changePollInterval: Duration = .seconds(5)
     /// How long deleted data records are kept as tombstones for offline clients' syncs, in days.
     public var tombstoneRetentionDays: Int = 30
+    /// How long the `changes` log keeps a change, in days (the tombstone retention when `nil`): how far back a
+    /// subscription may resume with `since` before it is told `sync_expired`.
+    public var changeRetentionDays: Int?
     /// Limits on data API (GraphQL) requests: depth, aliases, cost, mutations per request, document size.
     package var graphQLLimits = GraphQLLimits()
     /// How the schema jobs a data schema publish leaves (index builds, backfills) are run.
     package var dataJobs = DataJobSettings()
     /// Timers and limits of the data API's WebSocket (graphql-transport-ws) connections.
     package var graphQLWS = GraphQLWSSettings()
+
+    /// The largest message a WebSocket client may send: ``GraphQLWSSettings/maxMessageBytes``, or the body limit.
+    package var graphQLWSMaxMessageBytes: Int { graphQLWS.maxMessageBytes ?? maxBodySize }
     /// The migration steps to apply; Kizuna's own unless a test supplies others.
     package var migrations: [MigrationStep]
 

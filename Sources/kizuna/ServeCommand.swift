@@ -106,6 +106,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "GraphQL limits")
     var graphQL: GraphQLLimitOptions
+
+    @OptionGroup(title: "Realtime (WebSocket subscriptions and the change log)")
+    var realtime: RealtimeOptions
     @Option(
         name: .customLong("batch-size"),
         help: """
@@ -159,6 +162,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxPendingPasswordChecks = try integer(
             maxPendingPasswordChecks, "KIZUNA_MAX_PENDING_PASSWORD_CHECKS", 16, range: 1...10_000)
         configuration.graphQLLimits = try graphQL.limits(environment)
+        try realtime.apply(to: &configuration, environment)
         configuration.sessions.refreshReuseGrace = .seconds(try integer(refreshReuseGrace, "KIZUNA_REFRESH_REUSE_GRACE", 30, range: 0...600))
         let origins =
             corsOrigins.isEmpty

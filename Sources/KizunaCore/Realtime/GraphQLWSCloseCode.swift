@@ -21,6 +21,9 @@ public struct GraphQLWSCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     public static let normalClosure = Self(rawValue: 1000)
     /// 1001: the server is shutting down; reconnect (to another instance, or to this one once it is back).
     public static let goingAway = Self(rawValue: 1001)
+    /// 1009: a message was larger than the server takes (`kizuna serve --ws-max-message-size`). Sending it again would
+    /// fail again.
+    public static let messageTooBig = Self(rawValue: 1009)
 
     // MARK: graphql-transport-ws, sent by the server
 
@@ -66,6 +69,11 @@ public struct GraphQLWSCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     /// a peer that was merely suspended reconnects. The protocol has no code for it, and the reference server just drops
     /// the TCP connection; 1011 would make graphql-ws's client give up, so a 44xx the protocol leaves free.
     public static let keepAliveTimeout = Self(rawValue: 4411)
+    /// 4430: the client sent more messages per second than the server takes (`kizuna serve
+    /// --ws-max-messages-per-second`), pings included. A client that reconnects after a pause, and resumes with
+    /// `since`, loses nothing; one that floods again is closed again. (4429 is the protocol's, for a second
+    /// `connection_init`.)
+    public static let tooManyMessages = Self(rawValue: 4430)
 
     /// The reason text the code is sent with when there is nothing more precise to say: graphql-ws's for its codes.
     public var defaultReason: String {
@@ -86,6 +94,8 @@ public struct GraphQLWSCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
         case 4504: "Connection acknowledgement timeout"
         case 4410: "Fell behind: resume from your last seq"
         case 4411: "Keep-alive timeout: ping not answered"
+        case 1009: "Message too big"
+        case 4430: "Too many messages"
         default: ""
         }
     }

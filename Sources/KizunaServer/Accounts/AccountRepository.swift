@@ -26,6 +26,9 @@ protocol AccountRepository: Sendable {
 
     /// The session whose access token hashes to `accessHash`, with its account, expired or not.
     func session(accessHash: String) async throws -> StoredSession?
+    /// Where session `id` stands: when its access token and the session itself expire, and whether its account is
+    /// disabled; `nil` when it no longer exists.
+    func standing(ofSession id: String) async throws -> SessionStanding?
     /// Sets a session's "last used" time.
     func touchSession(id: String, at now: Int64) async throws
     /// Deletes one session of `userId`. - Returns: `false` when the account has no such session.
@@ -116,6 +119,15 @@ struct StoredSession: Sendable {
     let lastUsedAt: Int64
     let account: AccountInfo
     let disabledAt: Int64?
+}
+
+/// Where a stored session stands, for a connection that outlives its access token (``AccountService/standing(of:)``).
+struct SessionStanding: Sendable, Hashable {
+    /// When the access token now current expires (a refresh moves it on).
+    let accessExpiresAt: Int64
+    /// When the session ends: its refresh token's expiry, or for a web session its cookie's.
+    let endsAt: Int64
+    let disabled: Bool
 }
 
 /// A stored password-reset code.

@@ -10,7 +10,7 @@ extension AccountSQLRepository {
     }
 
     func setPassword(userId: String, hash: String, at now: Int64, keepingSession: String?, consumingCode code: String?) async throws -> Bool {
-        try await database.transaction { db -> Bool in
+        try await endingSessions { db -> Bool in
             if let code {
                 // Consumed in the same transaction: a token redeemed twice at once sets the password only once.
                 guard
@@ -24,6 +24,7 @@ extension AccountSQLRepository {
             let others = db.delete(from: "sessions").where("user_id", .equal, SQLBind(userId))
             if let keepingSession { others.where("id", .notEqual, SQLBind(keepingSession)) }
             try await others.run()
+            try await SessionEvents.ended(userId: userId, on: db)
             return true
         }
     }

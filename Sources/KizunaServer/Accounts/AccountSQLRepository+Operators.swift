@@ -37,10 +37,13 @@ extension AccountSQLRepository {
     }
 
     func setDisabled(_ disabled: Bool, userId: String, at now: Int64) async throws {
-        try await database.transaction { db in
+        try await endingSessions { db in
             try await db.update("users").set("disabled_at", to: SQLBind(disabled ? now : nil)).set("updated_at", to: SQLBind(now))
                 .where("id", .equal, SQLBind(userId)).run()
-            if disabled { try await db.delete(from: "sessions").where("user_id", .equal, SQLBind(userId)).run() }
+            if disabled {
+                try await db.delete(from: "sessions").where("user_id", .equal, SQLBind(userId)).run()
+                try await SessionEvents.ended(userId: userId, on: db)
+            }
         }
     }
 

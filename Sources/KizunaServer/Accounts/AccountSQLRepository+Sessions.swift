@@ -25,22 +25,38 @@ extension AccountSQLRepository {
         }
     }
 
+    func standing(ofSession id: String) async throws -> SessionStanding? {
+        let row = try await database.raw(
+            """
+            SELECT s.expires_at, s.refresh_expires_at, u.disabled_at
+            FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = \(bind: id)
+            """
+        ).first()
+        guard let row else { return nil }
+        let access = try row.decode(column: "expires_at", as: Int64.self)
+        return SessionStanding(
+            accessExpiresAt: access, endsAt: try row.decode(column: "refresh_expires_at", as: Int64?.self) ?? access,
+            disabled: try row.decode(column: "disabled_at", as: Int64?.self) != nil)
+    }
+
     func deleteSession(id: String, of userId: String) async throws -> Bool {
-        try await database.transaction { db -> Bool in
+        try await endingSessions { db -> Bool in
             guard
                 try await db.select().column("id").from("sessions").where("id", .equal, SQLBind(id)).where("user_id", .equal, SQLBind(userId)).first()
                     != nil
             else { return false }
             try await db.delete(from: "sessions").where("id", .equal, SQLBind(id)).run()
+            try await SessionEvents.ended(userId: userId, on: db)
             return true
         }
     }
 
     func deleteSessions(of userId: String, keeping: String?) async throws {
-        try await database.transaction { db in
+        try await endingSessions { db in
             let query = db.delete(from: "sessions").where("user_id", .equal, SQLBind(userId))
             if let keeping { query.where("id", .notEqual, SQLBind(keeping)) }
             try await query.run()
+            try await SessionEvents.ended(userId: userId, on: db)
         }
     }
 
@@ -72,7 +88,7 @@ extension AccountSQLRepository {
         let lock = database.engine == .postgres ? " FOR UPDATE OF s" : ""
         let presented = rotation.presented
         let now = rotation.now
-        return try await database.transaction { db -> RefreshOutcome in
+        return try await endingSessions { db -> RefreshOutcome in
             let row = try await db.raw(
                 """
                 SELECT s.id, s.refresh_expires_at, u.id AS user_id, u.identifier, u.created_at, u.disabled_at
@@ -136,6 +152,7 @@ extension AccountSQLRepository {
             return .retried(try info(row, id: "user_id"), issued)
         }
         try await db.delete(from: "sessions").where("id", .equal, SQLBind(id)).run()
+        try await SessionEvents.ended(userId: try row.decode(column: "user_id", as: String.self), on: db)
         return .signedOut(reused)
     }
 }

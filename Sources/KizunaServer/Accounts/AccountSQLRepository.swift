@@ -9,6 +9,15 @@ import SQLKit
 /// in SQLite's busy wait.
 struct AccountSQLRepository: AccountRepository {
     let database: KizunaDatabase
+    /// Called after a transaction that may have ended sessions (``SessionEvents``) commits: the change feed's poke.
+    var didCommit: @Sendable () -> Void = {}
+
+    /// Runs `body` in a transaction that may end sessions, then tells the change feed.
+    func endingSessions<R: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        let result = try await database.transaction(body)
+        didCommit()
+        return result
+    }
 
     // MARK: Sign-up and sign-in
 
@@ -61,12 +70,13 @@ struct AccountSQLRepository: AccountRepository {
     // MARK: Deletion
 
     func delete(userId: String) async throws {
-        try await database.transaction { db in
+        try await endingSessions { db in
             // The foreign keys cascade; the explicit deletes keep this true on a store where they were switched off.
             for table in ["one_time_codes", "sessions", "user_devices", "trusted_devices"] {
                 try await db.delete(from: table).where("user_id", .equal, SQLBind(userId)).run()
             }
             try await db.delete(from: "users").where("id", .equal, SQLBind(userId)).run()
+            try await SessionEvents.ended(userId: userId, on: db)
         }
     }
 

@@ -7,6 +7,8 @@ struct AuthenticatedSession: Sendable, Hashable {
     let sessionId: String
     let kind: SessionInfo.Kind
     let account: AccountInfo
+    /// When the access token presented expires.
+    var expiresAt: Int64 = .max
 }
 
 /// A session just created or refreshed, with its secrets (shown once).
@@ -136,7 +138,20 @@ struct AccountService: Sendable {
         if now - session.lastUsedAt > 60_000 {
             try await repository.touchSession(id: session.id, at: now)
         }
-        return AuthenticatedSession(sessionId: session.id, kind: session.kind, account: session.account)
+        return AuthenticatedSession(sessionId: session.id, kind: session.kind, account: session.account, expiresAt: session.expiresAt)
+    }
+
+    /// Whether session `id` still lets its holder in, for a connection that was let in by one of its access tokens
+    /// and outlives it: the session has not been signed out and has not ended, and its account is not disabled.
+    /// - Returns: When to ask again: when the session's current access token expires (or in a minute, if that has
+    ///   passed and the client has not refreshed yet), and at the latest when the session ends.
+    /// - Throws: `session_expired` or `account_disabled` when it no longer does.
+    func standing(of id: String) async throws -> Int64 {
+        let now = EpochMillis.now
+        guard let standing = try await repository.standing(ofSession: id), standing.endsAt > now else { throw Self.sessionExpired }
+        guard !standing.disabled else { throw Self.accountDisabled }
+        let recheck = standing.accessExpiresAt > now ? standing.accessExpiresAt : now + 60_000
+        return min(recheck, standing.endsAt)
     }
 
     /// Signs out one session of `userId` (`not_found` when it has no such session).

@@ -19,16 +19,37 @@ struct DataCallers: Sendable {
     /// - Throws: `session_expired` or `account_disabled` for the session; the API key's refusal (`unauthorized`,
     ///   `api_key_revoked`, …); anything else is the store's.
     func caller(token: String?, apiKey: String?, app: String, needsGroups: Bool) async throws -> DataCaller {
+        try await connectionCaller(token: token, apiKey: apiKey, app: app, needsGroups: needsGroups).caller
+    }
+
+    /// The caller the credentials make, as ``caller(token:apiKey:app:needsGroups:)``, and the session that let it in:
+    /// a connection that outlives the access token re-checks that session (``standing(of:)``).
+    func connectionCaller(
+        token: String?, apiKey: String?, app: String, needsGroups: Bool
+    ) async throws -> (caller: DataCaller, session: AuthenticatedSession?) {
         var caller = DataCaller()
+        var session: AuthenticatedSession?
         if let token {
-            let session = try await accounts.authenticate(token)
-            caller.userId = session.account.id
-            if needsGroups { caller.groups = Set(try await groups.groups(of: session.account.id)) }
+            let authenticated = try await accounts.authenticate(token)
+            session = authenticated
+            caller.userId = authenticated.account.id
+            if needsGroups { caller.groups = Set(try await groups.groups(of: authenticated.account.id)) }
         }
         if let apiKey {
             _ = try await keys.authenticate(app: app, key: apiKey)
             caller.hasAPIKey = true
         }
-        return caller
+        return (caller, session)
+    }
+
+    /// Whether a session still lets its holder in, and when to ask again (``AccountService/standing(of:)``).
+    /// - Throws: `session_expired` or `account_disabled` once it does not.
+    func standing(of session: AuthenticatedSession) async throws -> Int64 {
+        try await accounts.standing(of: session.sessionId)
+    }
+
+    /// The groups `userId` is in now.
+    func groups(of userId: String) async throws -> Set<String> {
+        Set(try await groups.groups(of: userId))
     }
 }

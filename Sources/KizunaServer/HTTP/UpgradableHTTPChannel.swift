@@ -103,13 +103,21 @@ final class FirstRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
         // Closed once the answer is written: closing at once could drop it while the socket is busy.
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in Self.endBeforeFirstRequest(bound.value) }
     }
 
     private func startWaiting(_ context: ChannelHandlerContext) {
         guard deadline == nil, !done else { return }
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: timeout) { bound.value.close(promise: nil) }
+        deadline = context.eventLoop.scheduleTask(in: timeout) { Self.endBeforeFirstRequest(bound.value) }
+    }
+
+    /// Closes a connection that never got a request through. The upgrade handler is told first that the input ended,
+    /// which it answers by closing and ending its wait quietly; a connection simply closed under it would end the wait
+    /// with an error, which Hummingbird logs as one for every idle or malformed connection.
+    private static func endBeforeFirstRequest(_ context: ChannelHandlerContext) {
+        context.pipeline.syncOperations.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        context.close(promise: nil)
     }
 
     private func stepAside(_ context: ChannelHandlerContext) {

@@ -29,28 +29,37 @@ struct GraphQLWSTestClient {
         _ body: @escaping @Sendable (inout GraphQLWSTestClient) async throws -> Void
     ) async throws -> Closed {
         let port = try #require(server.client.port)
-        let frame: WebSocketCloseFrame? = try await withThrowingTaskGroup(of: WebSocketCloseFrame?.self) { group in
-            group.addTask {
-                var headers: HTTPFields = [:]
-                if let subprotocols { headers[.secWebSocketProtocol] = subprotocols }
-                let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 22, additionalHeaders: headers)
-                var logger = Logger(label: "graphql-ws-test-client")
-                logger.logLevel = .warning
-                return try await WebSocketClient.connect(
+        // The session and the limit race, and the first to finish answers without waiting for the other: a session
+        // stuck where cancellation does not reach (the client's upgrade waits on a future) fails its test rather than
+        // hanging the whole suite.
+        let (outcomes, outcome) = AsyncStream.makeStream(of: Result<WebSocketCloseFrame?, any Error>.self)
+        let session = Task {
+            var headers: HTTPFields = [:]
+            if let subprotocols { headers[.secWebSocketProtocol] = subprotocols }
+            let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 22, additionalHeaders: headers)
+            var logger = Logger(label: "graphql-ws-test-client")
+            logger.logLevel = .warning
+            do {
+                let frame = try await WebSocketClient.connect(
                     url: "ws://127.0.0.1:\(port)/v1/apps/\(app)/graphql", configuration: configuration, logger: logger
                 ) { inbound, outbound, _ in
                     var client = GraphQLWSTestClient(messages: inbound.messages(maxSize: 1 << 22).makeAsyncIterator(), outbound: outbound)
                     try await body(&client)
                 }
+                outcome.yield(.success(frame))
+            } catch {
+                outcome.yield(.failure(error))
             }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                throw TimedOut()
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { return nil }
-            return first
         }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            if !Task.isCancelled { outcome.yield(.failure(TimedOut())) }
+        }
+        var first = outcomes.makeAsyncIterator()
+        let result = await first.next() ?? .failure(TimedOut())
+        timer.cancel()
+        session.cancel()
+        let frame = try result.get()
         return Closed(code: frame.map { UInt16(webSocketErrorCode: $0.closeCode) }, reason: frame?.reason)
     }
 
@@ -62,6 +71,13 @@ struct GraphQLWSTestClient {
     /// Sends a text frame as it is.
     func send(text: String) async throws {
         try await outbound.write(.text(text))
+    }
+
+    /// Sends one text message split into frames, one per part.
+    func send(fragments: [String]) async throws {
+        try await outbound.withTextMessageWriter { writer in
+            for part in fragments { try await writer(part) }
+        }
     }
 
     /// Sends a binary frame.

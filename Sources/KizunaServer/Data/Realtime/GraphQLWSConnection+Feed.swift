@@ -25,6 +25,8 @@ extension GraphQLWSConnection {
                         case .change(let change):
                             await self.dispatch(change)
                             position = change.seq
+                        case .sessionsEnded:
+                            _ = await self.recheckSession()
                         }
                     }
                     group.cancelAll()
@@ -39,8 +41,16 @@ extension GraphQLWSConnection {
     /// ``GraphQLWSSettings/maxPendingChanges`` waiting (its client reads too slowly), or the feed cut this subscriber
     /// (``ChangeFeed/subscriberBuffer``), the connection closes with 4410 and the client resumes from its last seq.
     private func forward(_ changes: AsyncStream<ChangeRecord>) async {
-        for await change in changes where change.kind == DataRuntime.changeKind && change.entityId == app {
-            let result = eventQueue.yield(.change(change))
+        for await change in changes {
+            let event: FeedEvent
+            if change.kind == DataRuntime.changeKind && change.entityId == app {
+                event = .change(change)
+            } else if change.kind == SessionEvents.kind, change.entityId == state.withLock({ $0.session?.account.id }) {
+                event = .sessionsEnded
+            } else {
+                continue
+            }
+            let result = eventQueue.yield(event)
             if case .dropped = result {
                 close(.fellBehind)
                 return

@@ -16,12 +16,15 @@ extension GraphQLWSConnection {
         let action: GraphQLWSServerStateMachine.Action
         do {
             let runtime = try await services.schemas.runtime(app)
-            let caller = try await services.callers.caller(
+            let (caller, session) = try await services.callers.connectionCaller(
                 token: authorization.flatMap(Request.bearerToken(in:)), apiKey: apiKey, app: app, needsGroups: runtime.usesGroups)
             action = state.withLock { state in
                 state.caller = caller
+                state.session = session
                 return state.machine.authorized()
             }
+            // Beside the reader for the connection's life: re-checks the session when its access token expires.
+            if let session, case .send = action { operationQueue.yield { await self.watchSession(session) } }
         } catch let error as KizunaError {
             action = state.withLock { $0.machine.rejected(reason: error.code.rawValue) }
         } catch {

@@ -1,6 +1,7 @@
 import HummingbirdWebSocket
 import KizunaCore
 import Logging
+import NIOCore
 import NIOWebSocket
 import ServiceLifecycle
 import Synchronization
@@ -52,6 +53,8 @@ final class GraphQLWSConnection: Sendable {
         case start(LiveSubscription)
         /// A data change of this app, from the feed.
         case change(ChangeRecord)
+        /// Sessions of the connection's user ended (``SessionEvents``): re-check its own before delivering more.
+        case sessionsEnded
     }
 
     /// The close frame the server sends.
@@ -64,6 +67,9 @@ final class GraphQLWSConnection: Sendable {
         var machine: GraphQLWSServerStateMachine
         /// Who the connection is, once `connection_init` was accepted.
         var caller = DataCaller()
+        /// The session whose access token `connection_init` presented, if any: re-checked when the token expires and
+        /// when sessions of its user end, and the connection closed with 4403 once it is over.
+        var session: AuthenticatedSession?
         /// The subscriptions that hear changes, by id.
         var live: [String: LiveSubscription] = [:]
         /// The close frame to send, when the server closes.
@@ -134,18 +140,46 @@ final class GraphQLWSConnection: Sendable {
         logger.debug("graphql-transport-ws connection closed", metadata: ["connection": "\(id)"])
     }
 
+    /// Reads the client's messages until the connection ends, each through the rate limit, assembling fragmented
+    /// ones up to the size limit: past either, the connection closes (4430, 1009) naming the limit.
     private func read(_ inbound: WebSocketInboundStream) async {
         for await _ in feedOpened {}
+        var rateLimit = MessageRateLimit(rate: services.settings.maxMessagesPerSecond)
+        var message: (text: Bool, bytes: ByteBuffer)?
         do {
-            for try await message in inbound.messages(maxSize: services.maxMessageBytes) {
-                switch message {
-                case .text(let text):
-                    await perform(state.withLock { $0.machine.receive(text) })
-                case .binary:
+            for try await frame in inbound {
+                var data = frame.data
+                switch frame.opcode {
+                case .text, .binary:
+                    guard message == nil else {
+                        close(.invalidMessage, reason: "Invalid message: a message began before the previous one's last fragment")
+                        return
+                    }
+                    message = (frame.opcode == .text, data)
+                case .continuation:
+                    guard message != nil else {
+                        close(.invalidMessage, reason: "Invalid message: a continuation frame with no message to continue")
+                        return
+                    }
+                    message?.bytes.writeBuffer(&data)
+                }
+                guard let whole = message, whole.bytes.readableBytes <= services.maxMessageBytes else {
+                    close(.messageTooBig, reason: "Message too big: at most \(services.maxMessageBytes) bytes")
+                    return
+                }
+                guard frame.fin else { continue }
+                message = nil
+                guard rateLimit.admit(at: .now) else {
+                    close(.tooManyMessages, reason: "Too many messages: at most \(rateLimit.rate) per second")
+                    return
+                }
+                guard whole.text else {
                     // graphql-ws reads a binary frame as text; the protocol's messages are text, and nothing Kizuna
                     // serves sends binary, so one is a client's mistake worth saying.
                     close(.invalidMessage, reason: "Invalid message: graphql-transport-ws messages are text frames, not binary")
+                    return
                 }
+                await perform(state.withLock { $0.machine.receive(String(buffer: whole.bytes)) })
                 if state.withLock({ $0.finished }) { return }
             }
         } catch {

@@ -10,8 +10,42 @@ package struct GraphQLWSSettings: Sendable {
     package var maxPendingChanges = 256
     /// How many operations one connection may run at once.
     package var maximumSubscriptions = 100
+    /// How many messages a client may send per second, on average; twice as many may come in a burst. A connection
+    /// over it is closed with 4430 (``GraphQLWSCloseCode/tooManyMessages``).
+    package var maxMessagesPerSecond = 100
+    /// The largest message a client may send, in bytes, however it is split into frames; a larger one closes the
+    /// connection with 1009 (``GraphQLWSCloseCode/messageTooBig``). `nil`: the server's body limit.
+    package var maxMessageBytes: Int?
     /// How long closing a connection may wait for its close frame to go out before the socket is dropped.
     package var closeTimeout: Duration = .seconds(5)
 
     package init() {}
+}
+
+/// A token bucket over a connection's incoming messages: `rate` a second on average, `2 × rate` at once.
+package struct MessageRateLimit: Sendable {
+    package let rate: Int
+    private var tokens: Double
+    private var last: ContinuousClock.Instant?
+
+    /// A bucket that starts full.
+    package init(rate: Int) {
+        self.rate = max(1, rate)
+        tokens = Double(self.rate * 2)
+    }
+
+    /// Takes one message arriving at `now`.
+    /// - Returns: `false` when the bucket is empty: the client sent more than the limit lets it.
+    package mutating func admit(at now: ContinuousClock.Instant) -> Bool {
+        let capacity = Double(rate * 2)
+        if let last {
+            let elapsed = now - last
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            tokens = min(capacity, tokens + max(0, seconds) * Double(rate))
+        }
+        last = now
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
 }

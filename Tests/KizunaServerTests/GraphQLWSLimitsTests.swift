@@ -1,0 +1,146 @@
+import Foundation
+import HTTPTypes
+import KizunaCore
+import Testing
+
+@testable import KizunaServer
+
+/// What keeps a data API WebSocket within bounds, over real loopback sockets: the per-connection message rate and
+/// size, the keep-alive that holds an idle connection open for as long as it answers, and the session behind it, whose
+/// end (signed out, disabled, expired) closes the connection with 4403.
+@Suite("GraphQL over WebSocket: limits, keep-alive and sessions")
+struct GraphQLWSLimitsTests {
+    @Test func theRateLimitTakesABurstThenTheRate() {
+        var limit = MessageRateLimit(rate: 10)
+        let start = ContinuousClock.now
+        for index in 0..<20 { #expect(limit.admit(at: start), "message \(index) of the burst") }
+        #expect(!limit.admit(at: start), "the 21st at once")
+        #expect(limit.admit(at: start + .milliseconds(100)), "a tenth of a second brings one more")
+        #expect(!limit.admit(at: start + .milliseconds(100)))
+        let later = start + .seconds(60)
+        for index in 0..<20 { #expect(limit.admit(at: later), "a long pause refills the burst: \(index)") }
+        #expect(!limit.admit(at: later), "but no more than the burst")
+    }
+
+    @Test func aClientSendingTooManyMessagesIsClosedWith4430() async throws {
+        try await GraphQLWSEndpointTests.start(.sqlite, configure: { $0.graphQLWS.maxMessagesPerSecond = 5 }) { server, alice, _ in
+            let closed = try await GraphQLWSEndpointTests.closing(server, token: alice.token) { client in
+                // connection_init took one; the burst is ten.
+                for _ in 0..<40 {
+                    do {
+                        try await client.send(.ping(payload: nil))
+                    } catch {
+                        break  // the server closed meanwhile
+                    }
+                }
+            }
+            #expect(closed.code == 4430 && closed.reason == "Too many messages: at most 5 per second", "\(closed)")
+        }
+    }
+
+    @Test func aMessageOverTheSizeLimitIsClosedWith1009WholeOrInFragments() async throws {
+        try await GraphQLWSEndpointTests.start(.sqlite, configure: { $0.graphQLWS.maxMessageBytes = 2048 }) { server, alice, _ in
+            let padding = String(repeating: "x", count: 1500)
+            // Within the limit, a message split into frames is read whole.
+            let fragmented = try await GraphQLWSTestClient.connect(server) { client in
+                try await client.initialize(token: alice.token)
+                try await client.send(fragments: [#"{"type":"ping","#, #""payload":{"pad":""#, padding, #""}}"#])
+                let pong = try await client.receive()
+                #expect(pong == .pong(payload: ["pad": .string(padding)]))
+            }
+            #expect(fragmented.code == 1000)
+            let whole = try await GraphQLWSEndpointTests.closing(server, token: alice.token) { client in
+                try await client.send(text: #"{"type":"ping","payload":{"pad":"\#(padding)\#(padding)"}}"#)
+            }
+            #expect(whole.code == 1009, "one frame over the limit: \(whole)")
+            let pieces = try await GraphQLWSEndpointTests.closing(server, token: alice.token) { client in
+                try await client.send(fragments: [#"{"type":"ping","payload":{"pad":""#, padding, padding, #""}}"#])
+            }
+            #expect(pieces.code == 1009 && pieces.reason == "Message too big: at most 2048 bytes", "\(pieces)")
+        }
+    }
+
+    @Test func anIdleConnectionThatAnswersPingsStaysOpenAcrossManyIntervals() async throws {
+        try await GraphQLWSEndpointTests.start(.sqlite, configure: { $0.graphQLWS.keepAliveInterval = .milliseconds(40) }) { server, alice, _ in
+            let closed = try await GraphQLWSTestClient.connect(server) { client in
+                try await client.initialize(token: alice.token)
+                try await client.send(GraphQLWSEndpointTests.subscribe("notes", GraphQLWSSubscriptionTests.onCreateNote))
+                var pings = 0
+                while pings < 25 {
+                    let message = try await client.receive()
+                    guard case .ping? = message else {
+                        Issue.record("expected a ping, got \(String(describing: message))")
+                        return
+                    }
+                    pings += 1
+                    try await client.send(.pong(payload: nil))
+                }
+                // Still open, and still delivering.
+                try await GraphQLWSSubscriptionTests.create(server, "late", as: alice)
+                while true {
+                    let message = try await client.receive()
+                    if case .ping? = message {
+                        try await client.send(.pong(payload: nil))
+                        continue
+                    }
+                    #expect(message?.id == "notes", "\(String(describing: message))")
+                    guard case .next(_, let payload)? = message else { return }
+                    #expect(payload["data"]?["onCreateNote"]?["id"] == "late")
+                    return
+                }
+            }
+            #expect(closed.code == 1000, "\(closed)")
+            // One that stops answering is closed once the next ping is due.
+            let silent = try await GraphQLWSTestClient.connect(server) { client in
+                try await client.initialize(token: alice.token)
+                while try await client.receive() != nil {}
+            }
+            #expect(silent.code == 4411, "\(silent)")
+        }
+    }
+
+    /// A connection of `user` with a live `onCreateNote` subscription, until it closes.
+    static func subscribed(
+        _ server: TestServer, _ user: GraphQLWSEndpointTests.User, then act: @escaping @Sendable () async throws -> Void
+    ) async throws -> GraphQLWSTestClient.Closed {
+        try await GraphQLWSTestClient.connect(server) { client in
+            try await client.initialize(token: user.token)
+            try await client.send(GraphQLWSEndpointTests.subscribe("notes", GraphQLWSSubscriptionTests.onCreateNote))
+            let opened = try await client.untilPong()
+            #expect(opened.isEmpty, "\(opened)")
+            try await act()
+            while try await client.receive() != nil {}
+        }
+    }
+
+    @Test(arguments: TestBackend.available)
+    func aSessionSignedOutOrDisabledWhileConnectedIsClosedWith4403(_ backend: TestBackend) async throws {
+        try await GraphQLWSEndpointTests.start(backend) { server, alice, bob in
+            let signedOut = try await Self.subscribed(server, alice) {
+                var headers = HTTPFields()
+                headers[.authorization] = "Bearer \(alice.token)"
+                let answer = try await server.send(.post, "/v1/auth/sign-out", headers: headers, authorized: false)
+                #expect(answer.status.code < 300, "\(answer.status)")
+            }
+            #expect(signedOut.code == 4403 && signedOut.reason == "session_expired", "\(signedOut)")
+            let disabled = try await Self.subscribed(server, bob) {
+                let answer = try await server.send(.patch, "/v1/admin/users/\(bob.id)", json: #"{"disabled":true}"#)
+                #expect(answer.status == .ok)
+            }
+            #expect(disabled.code == 4403, "\(disabled)")
+        }
+    }
+
+    @Test func aSessionThatEndsWhileConnectedIsClosedWith4403() async throws {
+        let configure: @Sendable (inout KizunaConfiguration) -> Void = { configuration in
+            configuration.sessions.accessLifetime = .seconds(1)
+            configuration.sessions.refreshLifetime = .seconds(2)
+        }
+        try await GraphQLWSEndpointTests.start(.sqlite, configure: configure) { server, _, _ in
+            let carol = try await GraphQLEndpointTests.signUp(server, "carol@example.com")
+            // Its access token expires first: the session still lives, so the connection stays; then it ends.
+            let closed = try await Self.subscribed(server, carol) {}
+            #expect(closed.code == 4403 && closed.reason == "session_expired", "\(closed)")
+        }
+    }
+}
