@@ -246,44 +246,19 @@ struct UpdateGateTests {
 struct CrossInstanceTests {
     @Test(arguments: TestBackend.available.filter { $0 == .postgres })
     func aPublishOnInstanceAReachesInstanceB(_ backend: TestBackend) async throws {
-        try await withTestStore(backend) { store in
-            let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
-            var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { announce.yield($0) }
-            // No polling: the event must come through LISTEN/NOTIFY, not the fallback read.
-            configuration.changePollInterval = .seconds(3600)
-            let a = try await ServerParts(configuration: configuration)
-            let b = try await ServerParts(configuration: configuration)
-            let (databaseA, readinessA, feedA, sweeperA) = (a.database, a.readiness, a.feed, a.sweeper)
-            let (databaseB, readinessB, feedB, sweeperB) = (b.database, b.readiness, b.feed, b.sweeper)
-            let applicationB = b.application()
-            try await a.application().test(.live) { clientA in
-                #expect(await readinessA.settled() == .ready)
-                var iterator = tokens.makeAsyncIterator()
-                let instanceA = TestServer(
-                    database: databaseA,
-                    readiness: readinessA,
-                    feed: feedA,
-                    sweeper: sweeperA,
-                    client: clientA,
-                    adminToken: try #require(await iterator.next()).token
-                )
-                try await applicationB.test(.live) { clientB in
-                    #expect(await readinessB.settled() == .ready)
-                    let instanceB = TestServer(
-                        database: databaseB, readiness: readinessB, feed: feedB, sweeper: sweeperB, client: clientB, adminToken: "")
-                    try await instanceA.send(.post, "/v1/admin/apps", json: UpdateGateTests.app)
-                    // B caches the app with no policy, then subscribes.
-                    #expect(try await UpdateGateTests.check(instanceB, UpdateGateTests.device("1.0")).action == "none")
-                    try await feedB.withSubscription { subscription in
-                        let version = try await UpdateGateTests.publish(instanceA, "gate", #"{"minimumVersion":"2"}"#)
-                        var changes = subscription.changes.makeAsyncIterator()
-                        let change = try #require(await changes.next())
-                        #expect(change.kind == "gate" && change.version == version)
-                    }
-                    // B's cache was dropped before its subscribers heard of the change.
-                    #expect(try await UpdateGateTests.check(instanceB, UpdateGateTests.device("1.0")).action == "require")
-                }
+        // No polling: the event must come through LISTEN/NOTIFY, not the fallback read.
+        try await withTestServers(backend, configure: { $0.changePollInterval = .seconds(3600) }) { instanceA, instanceB in
+            try await instanceA.send(.post, "/v1/admin/apps", json: UpdateGateTests.app)
+            // B caches the app with no policy, then subscribes.
+            #expect(try await UpdateGateTests.check(instanceB, UpdateGateTests.device("1.0")).action == "none")
+            try await instanceB.feed.withSubscription { subscription in
+                let version = try await UpdateGateTests.publish(instanceA, "gate", #"{"minimumVersion":"2"}"#)
+                var changes = subscription.changes.makeAsyncIterator()
+                let change = try #require(await changes.next())
+                #expect(change.kind == "gate" && change.version == version)
             }
+            // B's cache was dropped before its subscribers heard of the change.
+            #expect(try await UpdateGateTests.check(instanceB, UpdateGateTests.device("1.0")).action == "require")
         }
     }
 }

@@ -75,3 +75,36 @@ func withTestServer(
         }
     }
 }
+
+/// Starts two instances of `kizuna serve`'s application over one fresh store, as two servers behind a load balancer
+/// share it, and waits until both are ready. The store announces its admin token once, on the first start; both carry it.
+func withTestServers(
+    _ backend: TestBackend,
+    configure: @Sendable (inout KizunaConfiguration) -> Void = { _ in },
+    _ body: @Sendable (_ a: TestServer, _ b: TestServer) async throws -> Void
+) async throws {
+    try await withTestStore(backend) { store in
+        let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
+        var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { announce.yield($0) }
+        configure(&configuration)
+        let a = try await ServerParts(configuration: configuration)
+        let b = try await ServerParts(configuration: configuration)
+        let (databaseA, readinessA, feedA, sweeperA) = (a.database, a.readiness, a.feed, a.sweeper)
+        let (databaseB, readinessB, feedB, sweeperB) = (b.database, b.readiness, b.feed, b.sweeper)
+        let applicationB = b.application()
+        try await a.application().test(.live) { clientA in
+            let stateA = await readinessA.settled()
+            try #require(stateA == .ready)
+            var iterator = tokens.makeAsyncIterator()
+            let token = try #require(await iterator.next()).token
+            let instanceA = TestServer(database: databaseA, readiness: readinessA, feed: feedA, sweeper: sweeperA, client: clientA, adminToken: token)
+            try await applicationB.test(.live) { clientB in
+                let stateB = await readinessB.settled()
+                try #require(stateB == .ready)
+                let instanceB = TestServer(
+                    database: databaseB, readiness: readinessB, feed: feedB, sweeper: sweeperB, client: clientB, adminToken: token)
+                try await body(instanceA, instanceB)
+            }
+        }
+    }
+}
