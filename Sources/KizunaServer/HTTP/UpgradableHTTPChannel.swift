@@ -108,8 +108,14 @@ final class FirstRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func startWaiting(_ context: ChannelHandlerContext) {
         guard deadline == nil, !done else { return }
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: timeout) { Self.endBeforeFirstRequest(bound.value) }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: timeout) {
+            let (handler, context) = bound.value
+            // Half a request head is not answered: the parser's error at the end of input is passed on, not turned
+            // into a 400, as a plain HTTP connection's idle timeout closes it silently.
+            handler.done = true
+            Self.endBeforeFirstRequest(context)
+        }
     }
 
     /// Closes a connection that never got a request through. The upgrade handler is told first that the input ended,

@@ -93,6 +93,16 @@ final class RawConnection: Sendable {
         return received
     }
 
+    /// The bytes received until `complete` says they are enough (or the connection closed).
+    func readBytes(until complete: ([UInt8]) -> Bool) async throws -> [UInt8] {
+        var received: [UInt8] = []
+        for await result in inbound {
+            received += Array(buffer: try result.get())
+            if complete(received) { return received }
+        }
+        return received
+    }
+
     /// Closes the connection.
     func close() async {
         try? await channel.close()

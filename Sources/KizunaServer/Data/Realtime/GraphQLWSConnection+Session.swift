@@ -1,5 +1,6 @@
 import KizunaCore
 import Logging
+import Synchronization
 
 extension GraphQLWSConnection {
     /// Keeps the connection honest about the session that let it in, for as long as it is open.
@@ -47,7 +48,8 @@ extension GraphQLWSConnection {
             close(.forbidden, reason: error.code.rawValue)
             return nil
         } catch {
-            logger.warning("Re-checking a connection's session failed; trying again in a minute", metadata: ["connection": "\(id)", "error": "\(error)"])
+            logger.warning(
+                "Re-checking a connection's session failed; trying again in a minute", metadata: ["connection": "\(id)", "error": "\(error)"])
             return EpochMillis.now + 60_000
         }
     }
