@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KizunaCore
+import Logging
 
 /// `POST /v1/apps/{app}/graphql`: GraphQL over HTTP (JSON), served from the app's live data schema.
 ///
@@ -34,6 +35,9 @@ struct GraphQLController: Sendable {
                 token: request.bearerToken, apiKey: request.headers[.apiKey], app: app, needsGroups: runtime.usesGroups)
         } catch let error as KizunaError {
             return try GraphQLExecutor.refusal(error)
+        } catch  where StoreFailure.isUnreachable(error) {
+            context.logger.warning("The store cannot be reached", metadata: ["error": "\(String(reflecting: error))"])
+            return try GraphQLExecutor.refusal(GraphQLExecutor.storeUnavailable)
         }
         return try await executor.answer(
             query: body.query, variables: body.variables?.objectValue ?? [:], operationName: body.operationName, on: runtime, caller: caller,

@@ -27,6 +27,13 @@ struct GraphQLExecutor: Sendable {
         let body = try await result(
             query: query, variables: variables, operationName: operationName, on: runtime, caller: caller, logger: context.logger,
             reference: "request \(context.id)")
+        // Nothing was answered because the store could not be reached: the same typed 503 and Retry-After as every other
+        // endpoint, so a client (and a load balancer) backs off instead of reading a failure as final.
+        if let errors = body["errors"]?.arrayValue, !errors.isEmpty,
+            errors.allSatisfy({ $0["extensions"]?["code"] == .string(KizunaError.Code.storeUnavailable.rawValue) })
+        {
+            return .json(body, status: .serviceUnavailable, headers: [.retryAfter: String(StoreFailure.retryAfter)])
+        }
         return .json(body)
     }
 
@@ -74,8 +81,14 @@ struct GraphQLExecutor: Sendable {
     /// reads it like any other error.
     static func refusal(_ error: KizunaError) throws -> Response {
         let object: JSONValue = ["errors": [["message": .string(error.message), "extensions": ["code": .string(error.code.rawValue)]]]]
-        return .json(object, status: ErrorMiddleware.status(for: error.code))
+        var headers = HTTPFields()
+        if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return .json(object, status: ErrorMiddleware.status(for: error.code), headers: headers)
     }
+
+    /// What a request the store could not answer is told: `store_unavailable`, 503, retry after a few seconds.
+    static let storeUnavailable = KizunaError(
+        .storeUnavailable, "The server cannot reach its store right now; retry in a few seconds.", retryAfter: StoreFailure.retryAfter)
 
     /// The GraphQL answer as JSON: `data`, `errors` (each with `extensions.code`), and the request's own
     /// `extensions` (such as filters on unindexed fields).
@@ -112,6 +125,9 @@ struct GraphQLExecutor: Sendable {
             var extensions = try extensions(of: conflict.error)
             if let current = conflict.current { extensions["current"] = current }
             object["extensions"] = .object(extensions)
+        case .some(let other) where StoreFailure.isUnreachable(other):
+            object["message"] = .string(storeUnavailable.message)
+            object["extensions"] = ["code": .string(KizunaError.Code.storeUnavailable.rawValue)]
         case .some(let other):
             object["message"] = .string(unexpected(other))
             object["extensions"] = .object(["code": .string(KizunaError.Code.internalError.rawValue)])
