@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import KizunaCore
+import SQLKit
+import Synchronization
 import Testing
 
 @testable import KizunaServer
@@ -103,6 +105,70 @@ struct GraphQLWSLimitsTests {
                 while try await client.receive() != nil {}
             }
             #expect(silent.code == 4411, "\(silent)")
+        }
+    }
+
+    @Test func aSubscriberThatStopsReadingIsClosedWith4410AndNobodyElseWaits() async throws {
+        let configure: @Sendable (inout KizunaConfiguration) -> Void = { configuration in
+            configuration.graphQLWS.maxPendingChanges = 4
+            configuration.graphQLWS.closeTimeout = .seconds(120)  // the close frame waits behind what the socket holds
+        }
+        try await GraphQLWSEndpointTests.start(.sqlite, configure: configure) { server, alice, _ in
+            // Enough bytes to fill both ends' socket buffers many times over: 400 notes of 32 KiB.
+            let count = 400
+            let text = String(repeating: "x", count: 32 * 1024)
+            let slowIsLive = GraphQLWSResumeTests.Gate()
+            let fastIsDone = GraphQLWSResumeTests.Gate()
+            let slowReceived = GraphQLWSResumeTests.Collected()
+            let subscribe = GraphQLWSEndpointTests.subscribe("notes", GraphQLWSSubscriptionTests.onCreateNote)
+            async let slow = GraphQLWSTestClient.connect(server, limit: .seconds(180)) { client in
+                try await client.initialize(token: alice.token)
+                try await client.send(subscribe)
+                _ = try await client.untilPong()
+                slowIsLive.fire()
+                await fastIsDone.wait()  // reads nothing meanwhile
+                while let message = try await client.receive() {
+                    guard let delivery = GraphQLWSSubscriptionTests.deliveries([message]).first else { continue }
+                    slowReceived.deliveries.withLock { $0.append(delivery) }
+                }
+            }
+            let fast = try await GraphQLWSTestClient.connect(server, limit: .seconds(180)) { client in
+                try await client.initialize(token: alice.token)
+                try await client.send(subscribe)
+                _ = try await client.untilPong()
+                await slowIsLive.wait()
+                async let written: Void = {
+                    for index in 0..<count {
+                        let answer = try await DataMutationTests.graphQL(
+                            server, "mutation($input: CreateNoteInput!) { createNote(input: $input) { id } }",
+                            ["input": ["id": .string("n\(index)"), "text": .string(text)]], token: alice.token)
+                        try #require(answer["data"]?["createNote"]?["id"] == .string("n\(index)"), "\(answer)")
+                    }
+                }()
+                let received = GraphQLWSSubscriptionTests.deliveries(try await client.messages(for: "notes", count: count))
+                try await written
+                #expect(received.map(\.id) == (0..<count).map { "n\($0)" }, "the fast subscriber gets every note, in order")
+                fastIsDone.fire()
+            }
+            #expect(fast.code == 1000)
+            let slowClosed = try await slow
+            #expect(slowClosed.code == 4410 && slowClosed.reason == "Fell behind: resume from your last seq", "\(slowClosed)")
+            // What it did get is the start of the stream, with no gap: resuming from its last seq loses nothing.
+            let got = slowReceived.deliveries.withLock { $0 }.map(\.id)
+            #expect(got.count < count && got == (0..<got.count).map { "n\($0)" }, "\(got.count) received")
+        }
+    }
+
+    @Test func aServerFailureWhileLettingAConnectionInClosesWith4500() async throws {
+        try await GraphQLWSEndpointTests.start(.sqlite) { server, alice, _ in
+            // A store that answers, but not as the server expects (a table gone): a fault of the server's, not the
+            // client's, and not a passing outage.
+            try await server.database.raw("ALTER TABLE sessions RENAME TO sessions_gone").run()
+            let closed = try await GraphQLWSTestClient.connect(server) { client in
+                try await client.send(.connectionInit(payload: ["authorization": .string("Bearer \(alice.token)")]))
+                while try await client.receive() != nil {}
+            }
+            #expect(closed.code == 4500 && closed.reason == "Internal server error", "\(closed)")
         }
     }
 

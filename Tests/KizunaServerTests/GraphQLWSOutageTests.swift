@@ -9,7 +9,9 @@ import Testing
 @testable import KizunaServer
 
 /// PostgreSQL taken away from two running instances (through a proxy the test cuts, as when the database restarts)
-/// while a writer creates records on one and a subscriber listens on the other, then given back.
+/// while a writer creates records on one and a subscriber listens on the other, then given back: writes are refused
+/// with a typed 503 meanwhile, new WebSocket connections with 1013, and once it is back the instances reconnect on
+/// their own and the subscriber ends with every acknowledged record, once each, in seq order.
 @Suite("GraphQL subscriptions through a PostgreSQL outage")
 struct GraphQLWSOutageTests {
     typealias Gate = GraphQLWSResumeTests.Gate
@@ -55,6 +57,13 @@ struct GraphQLWSOutageTests {
             async let writer = Self.write(to: a, as: alice, after: live, cutNow: cutNow, cutDone: cutDone, restoreNow: restoreNow)
             await cutNow.wait()
             await proxy.cut()
+            // A connection opened meanwhile cannot be let in: 1013, try again later (not 4500, which clients take as
+            // final), with the reason's code.
+            let refused = try await GraphQLWSTestClient.connect(b) { client in
+                try await client.send(.connectionInit(payload: ["authorization": .string("Bearer \(alice.token)")]))
+                while try await client.receive() != nil {}
+            }
+            #expect(refused.code == 1013 && refused.reason == "store_unavailable", "\(refused)")
             cutDone.fire()
             await restoreNow.wait()
             try await proxy.restore()

@@ -24,6 +24,9 @@ public struct GraphQLWSCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     /// 1009: a message was larger than the server takes (`kizuna serve --ws-max-message-size`). Sending it again would
     /// fail again.
     public static let messageTooBig = Self(rawValue: 1009)
+    /// 1013: the server cannot serve the connection right now (its store cannot be reached); reconnect after a pause,
+    /// resuming with `since`.
+    public static let tryAgainLater = Self(rawValue: 1013)
 
     // MARK: graphql-transport-ws, sent by the server
 
@@ -95,6 +98,7 @@ public struct GraphQLWSCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
         case 4410: "Fell behind: resume from your last seq"
         case 4411: "Keep-alive timeout: ping not answered"
         case 1009: "Message too big"
+        case 1013: "Try again later"
         case 4430: "Too many messages"
         default: ""
         }

@@ -29,6 +29,8 @@ final class DataRuntime: Sendable {
     let documents = DocumentCache()
     /// The plans of the documents that need no executor (``FastQuery``).
     let plans = FastQueryPlans()
+    /// What subscription deliveries share across connections: decoded changes and payloads.
+    let deliveries = DeliveryCache()
     private let built = Mutex<ClientSchema?>(nil)
 
     /// The default ``tombstoneRetention``: 30 days.

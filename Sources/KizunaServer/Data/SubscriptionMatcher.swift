@@ -85,7 +85,7 @@ struct SubscriptionMatcher: Sendable {
     /// - Returns: Each subscriber's key with its `next` payload (``payload(of:for:_:)``).
     /// - Throws: What loading the `via` records throws: the change is then for nobody yet, and the caller retries it.
     func deliveries<Key: Sendable>(of change: ChangeRecord, to subscribers: [Subscriber<Key>]) async throws -> [(key: Key, payload: JSONValue)] {
-        guard let decoded = decode(change) else { return [] }
+        guard let decoded = runtime.deliveries.change(change.seq, decode: { decode(change) }) else { return [] }
         let interested = subscribers.filter { wants($0.request, decoded) }
         guard !interested.isEmpty else { return [] }
         let authorization = runtime.authorization
@@ -93,7 +93,13 @@ struct SubscriptionMatcher: Sendable {
         if !authorization.viaFields(of: decoded.model, for: .read).isEmpty { via = try await related(decoded.model, decoded.record) }
         var deliveries: [(key: Key, payload: JSONValue)] = []
         for subscriber in interested where authorization.mayRead(decoded.model, record: decoded.record, related: via, for: subscriber.caller) {
-            let sent = try await payload(of: decoded, for: subscriber.caller, subscriber.request)
+            let sent: JSONValue
+            if let shared = subscriber.request.sharedKey {
+                let (caller, request) = (subscriber.caller, subscriber.request)
+                sent = try await runtime.deliveries.payload(decoded.seq, shared) { try await payload(of: decoded, for: caller, request) }
+            } else {
+                sent = try await payload(of: decoded, for: subscriber.caller, subscriber.request)
+            }
             deliveries.append((key: subscriber.key, payload: sent))
         }
         return deliveries

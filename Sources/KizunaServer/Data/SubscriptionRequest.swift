@@ -33,6 +33,11 @@ struct SubscriptionRequest: Sendable {
     let operationName: String?
     /// The request's variables, as GraphQL values.
     let variables: [String: Map]
+    /// Names what every delivery of this request sends whoever subscribed, when that depends on the change alone:
+    /// the document selects only fields of the record itself (no relation, whose records each caller's rules decide,
+    /// and no fragment), so one execution serves every subscriber with the same document and variables. `nil`
+    /// otherwise: each subscriber's delivery is executed for it.
+    let sharedKey: String?
 
     /// Parses and checks a `subscribe` payload for `caller`, on the app's live data API.
     ///
@@ -90,10 +95,24 @@ struct SubscriptionRequest: Sendable {
                 dialect: runtime.dialect)
             return SubscriptionRequest(
                 model: model, kind: kind, filter: filter, since: try since(arguments["since"]), document: document, operationName: operationName,
-                variables: graphQLVariables)
+                variables: graphQLVariables,
+                sharedKey: sharedKey(query: query, variables: variables, operationName: operationName, operation: operation, field: field))
         } catch {
             throw SubscriptionRefusal(error)
         }
+    }
+
+    /// ``sharedKey`` for a document whose operation selects the root field directly and, on the record, only leaf fields
+    /// without directives; `nil` for any other.
+    private static func sharedKey(
+        query: String, variables: [String: JSONValue], operationName: String?, operation: OperationDefinition, field: Field
+    ) -> String? {
+        guard operation.selectionSet.selections.count == 1, operation.selectionSet.selections.first is Field,
+            let selections = field.selectionSet?.selections,
+            selections.allSatisfy({ ($0 as? Field).map { $0.selectionSet == nil && $0.directives.isEmpty } ?? false })
+        else { return nil }
+        let variablesText = String(decoding: JSONValue.object(variables).jsonBytes, as: UTF8.self)
+        return [query, operationName ?? "", variablesText].joined(separator: "\u{0}")
     }
 
     /// The model and kind of change a root field subscribes to: `onUpdateMessage` is `Message`'s updates.

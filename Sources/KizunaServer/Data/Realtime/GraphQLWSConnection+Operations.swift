@@ -27,6 +27,11 @@ extension GraphQLWSConnection {
             if let session, case .send = action { operationQueue.yield { await self.watchSession(session) } }
         } catch let error as KizunaError {
             action = state.withLock { $0.machine.rejected(reason: error.code.rawValue) }
+        } catch  where StoreFailure.isUnreachable(error) {
+            // Not the client's fault, nor the server's for good: a client reconnects after a pause (graphql-ws's client
+            // gives up after 4500).
+            logger.warning("The store cannot be reached to check a connection_init", metadata: ["connection": "\(id)"])
+            action = state.withLock { $0.machine.close(.tryAgainLater, reason: KizunaError.Code.storeUnavailable.rawValue) }
         } catch {
             logger.error("Checking a connection_init payload failed", metadata: ["connection": "\(id)", "error": "\(String(reflecting: error))"])
             action = state.withLock { $0.machine.close(.internalServerError) }
