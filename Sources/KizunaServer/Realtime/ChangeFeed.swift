@@ -27,7 +27,29 @@ package final class ChangeFeed: Service, Sendable {
     /// How many undelivered changes a subscriber may hold before it is cut off to catch up from the log.
     package static let subscriberBuffer = 512
 
-    private typealias StateMachine = ChangeFeedStateMachine<AsyncStream<ChangeRecord>.Continuation, CheckedContinuation<Void, Never>>
+    /// Where a subscriber's changes go: a stream's continuation (``withSubscription(isolation:_:)``), or a sink that
+    /// takes them itself (``withSink(accept:ended:_:)``).
+    struct Receiver: Sendable {
+        /// Takes a change; `false` when the receiver has no room for it, which cuts it off.
+        let accept: @Sendable (ChangeRecord) -> Bool
+        /// Told once that no more changes come: the subscriber was cut off, or the feed stopped.
+        let finish: @Sendable () -> Void
+
+        init(_ continuation: AsyncStream<ChangeRecord>.Continuation) {
+            accept = { change in
+                if case .dropped = continuation.yield(change) { return false }
+                return true
+            }
+            finish = { continuation.finish() }
+        }
+
+        init(accept: @escaping @Sendable (ChangeRecord) -> Bool, finish: @escaping @Sendable () -> Void) {
+            self.accept = accept
+            self.finish = finish
+        }
+    }
+
+    private typealias StateMachine = ChangeFeedStateMachine<Receiver, CheckedContinuation<Void, Never>>
 
     private struct State {
         var machine = StateMachine()
@@ -83,19 +105,48 @@ package final class ChangeFeed: Service, Sendable {
         return try await body(subscription)
     }
 
-    /// Adds a subscriber once the feed has started; `id` is `nil` when the feed had already stopped.
+    /// Subscribes `accept` to the changes after the position `body` is given, for the length of `body`, with no stream
+    /// and no task between the feed and the subscriber: `accept` is called with each change in order, on the feed's
+    /// reader and under its lock, so it must be quick and must not wait (it hands the change to a buffer of the
+    /// subscriber's own). Returning `false` cuts the subscriber off. `ended` is called once if the feed cuts it off or
+    /// stops while `body` runs.
+    ///
+    /// Waits first until the feed has found the end of the log.
+    package func withSink<Result>(
+        isolation: isolated (any Actor)? = #isolation,
+        accept: @escaping @Sendable (ChangeRecord) -> Bool,
+        ended: @escaping @Sendable () -> Void,
+        _ body: (_ position: Int64) async throws -> sending Result
+    ) async throws -> sending Result {
+        let (position, id) = await subscribe(Receiver(accept: accept, finish: ended))
+        defer {
+            if let id { unsubscribe(id) }
+        }
+        return try await body(position)
+    }
+
+    /// Adds a subscriber with a stream once the feed has started; `id` is `nil` when the feed had already stopped.
     private func subscribe() async -> (subscription: Subscription, id: Int?) {
-        await started()
         let (stream, continuation) = AsyncStream.makeStream(of: ChangeRecord.self, bufferingPolicy: .bufferingOldest(Self.subscriberBuffer))
-        let action = state.withLock { $0.machine.subscribe(continuation) }
-        switch action {
-        case .subscribed(let id, let position):
+        let (position, id) = await subscribe(Receiver(continuation))
+        if let id {
             // A subscriber that stops reading (its task cancelled) leaves before its scope ends.
             continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
-            return (Subscription(position: position, changes: stream), id)
+        }
+        return (Subscription(position: position, changes: stream), id)
+    }
+
+    /// Adds `receiver` once the feed has started: its position, and its id, which is `nil` when the feed had already
+    /// stopped (the receiver is then finished at once).
+    private func subscribe(_ receiver: Receiver) async -> (position: Int64, id: Int?) {
+        await started()
+        let action = state.withLock { $0.machine.subscribe(receiver) }
+        switch action {
+        case .subscribed(let id, let position):
+            return (position, id)
         case .alreadyStopped(let subscriber, let position):
             subscriber.finish()
-            return (Subscription(position: position, changes: stream), nil)
+            return (position, nil)
         case .none, .resume, .yield, .cut, .finish:
             preconditionFailure("Subscribing answered \(action)")
         }
@@ -213,7 +264,7 @@ package final class ChangeFeed: Service, Sendable {
             guard case .yield(let subscribers) = state.machine.deliver(seq: change.seq) else { return [] }
             var cuts: [StateMachine.Action] = []
             for (id, subscriber) in subscribers {
-                if case .dropped = subscriber.yield(change) { cuts.append(state.machine.yieldDropped(id: id)) }
+                if !subscriber.accept(change) { cuts.append(state.machine.yieldDropped(id: id)) }
             }
             return cuts
         }

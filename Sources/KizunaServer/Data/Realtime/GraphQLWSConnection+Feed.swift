@@ -10,26 +10,26 @@ extension GraphQLWSConnection {
     /// `position` is the seq of the last change dispatched (at first, the feed subscription's position). A subscription
     /// that starts then is replayed `(since, position]` from the log, as ``EventStreamController`` replays an event
     /// stream after its `Last-Event-ID`, and hears every change after `position` live: nothing missed, nothing twice.
+    ///
+    /// The feed hands changes straight to the connection's own bounded queue (``ChangeFeed/withSink(accept:ended:_:)``),
+    /// with no task in between: an idle connection costs the reader, the timers and this dispatcher, nothing more.
     func deliverChanges() async {
         defer { feedOpenedSignal.finish() }
         do {
-            try await services.feed.withSubscription { subscription in
+            try await services.feed.withSink(accept: { change in self.accept(change) }, ended: { self.feedEnded() }) { position in
                 feedOpenedSignal.finish()
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask { await self.forward(subscription.changes) }
-                    var position = subscription.position
-                    for await event in self.events {
-                        switch event {
-                        case .start(let subscriber):
-                            await self.begin(subscriber, after: position)
-                        case .change(let change):
-                            await self.dispatch(change)
-                            position = change.seq
-                        case .sessionsEnded:
-                            _ = await self.recheckSession()
-                        }
+                var position = position
+                for await event in self.events {
+                    switch event {
+                    case .start(let subscriber):
+                        let after = position
+                        await Self.shortLived { await self.begin(subscriber, after: after) }
+                    case .change(let change):
+                        await Self.shortLived { await self.dispatch(change) }
+                        position = change.seq
+                    case .sessionsEnded:
+                        await Self.shortLived { _ = await self.recheckSession() }
                     }
-                    group.cancelAll()
                 }
             }
         } catch {
@@ -37,28 +37,26 @@ extension GraphQLWSConnection {
         }
     }
 
-    /// Hands the feed's data changes of this app to the dispatcher. When the dispatcher has
-    /// ``GraphQLWSSettings/maxPendingChanges`` waiting (its client reads too slowly), or the feed cut this subscriber
-    /// (``ChangeFeed/subscriberBuffer``), the connection closes with 4410 and the client resumes from its last seq.
-    private func forward(_ changes: AsyncStream<ChangeRecord>) async {
-        for await change in changes {
-            let event: FeedEvent
-            if change.kind == DataRuntime.changeKind && change.entityId == app {
-                event = .change(change)
-            } else if change.kind == SessionEvents.kind, change.entityId == state.withLock({ $0.session?.account.id }) {
-                event = .sessionsEnded
-            } else {
-                continue
-            }
-            let result = eventQueue.yield(event)
-            if case .dropped = result {
-                close(.fellBehind)
-                return
-            }
-            if case .terminated = result { return }
+    /// Takes a change from the feed (under its lock: quick, never waiting): this app's data changes, and sessions of
+    /// the connection's user ending, go to the dispatcher's queue. When it holds ``GraphQLWSSettings/maxPendingChanges``
+    /// (its client reads too slowly), the connection closes with 4410 and the client resumes from its last seq.
+    private func accept(_ change: ChangeRecord) -> Bool {
+        let event: FeedEvent
+        if change.kind == DataRuntime.changeKind && change.entityId == app {
+            event = .change(change)
+        } else if change.kind == SessionEvents.kind, change.entityId == state.withLock({ $0.session?.account.id }) {
+            event = .sessionsEnded
+        } else {
+            return true
         }
-        // The stream ended without this task being cancelled: the feed cut this subscriber, or stopped.
-        if !Task.isCancelled { close(.fellBehind) }
+        if case .dropped = eventQueue.yield(event) { close(.fellBehind) }
+        return true  // the connection, not the feed, decides what falling behind costs
+    }
+
+    /// The feed stopped (the server is shutting down, or it could no longer read the log): the client resumes from its
+    /// last seq, here or elsewhere.
+    private func feedEnded() {
+        close(.fellBehind)
     }
 
     /// Starts delivering to a subscription: first what it missed after its `since` (when it gave one that is older than

@@ -122,10 +122,10 @@ final class GraphQLWSConnection: Sendable {
     private func run(_ inbound: WebSocketInboundStream) async {
         logger.debug("graphql-transport-ws connection opened", metadata: ["connection": "\(id)"])
         await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { group in
+            // Discarding: a connection that runs queries for hours keeps none of the finished ones.
+            await withDiscardingTaskGroup { group in
                 group.addTask { await self.read(inbound) }
-                group.addTask { await self.waitForInit() }
-                group.addTask { await self.keepAlive() }
+                group.addTask { await self.timers() }
                 group.addTask { await self.deliverChanges() }
                 // Ends when the connection finishes (or this task is cancelled).
                 for await operation in self.operations {
@@ -190,25 +190,27 @@ final class GraphQLWSConnection: Sendable {
         finish(sending: nil)
     }
 
-    /// Closes with 4408 when no `connection_init` came in time.
-    private func waitForInit() async {
-        do {
-            try await Task.sleep(for: services.settings.initTimeout)
-        } catch {
-            return
-        }
-        await perform(state.withLock { $0.machine.initTimeoutFired() })
-    }
-
-    /// Sends a `ping` every interval; the machine closes with 4411 when nothing was heard since the previous one.
-    private func keepAlive() async {
+    /// The connection's timers, in one task: the wait for `connection_init` (4408 when none came in time), and a
+    /// `ping` every keep-alive interval; the machine closes with 4411 when nothing was heard since the previous one.
+    private func timers() async {
+        let clock = ContinuousClock()
+        var initDue: ContinuousClock.Instant? = clock.now + services.settings.initTimeout
+        var pingDue = clock.now + services.settings.keepAliveInterval
         while true {
+            let next = initDue.map { min($0, pingDue) } ?? pingDue
             do {
-                try await Task.sleep(for: services.settings.keepAliveInterval)
+                try await Task.sleep(until: next, clock: clock)
             } catch {
                 return
             }
-            await perform(state.withLock { $0.machine.pingTimerFired() })
+            if let due = initDue, due <= next {
+                initDue = nil
+                await perform(state.withLock { $0.machine.initTimeoutFired() })
+            }
+            if pingDue <= next {
+                pingDue = next + services.settings.keepAliveInterval
+                await perform(state.withLock { $0.machine.pingTimerFired() })
+            }
         }
     }
 
@@ -223,13 +225,22 @@ final class GraphQLWSConnection: Sendable {
             // Checked beside the reader: a `subscribe` sent before the answer is refused (4401), as graphql-ws does.
             operationQueue.yield { await self.authenticate(payload) }
         case .start(let subscription, let payload):
-            await start(subscription, payload)
+            await Self.shortLived { await self.start(subscription, payload) }
         case .stop(let subscriptions):
             stop(subscriptions)
         case .close(let code, let reason, let stopping):
             stop(stopping)
             finish(sending: CloseFrame(code: code, reason: reason))
         }
+    }
+
+    /// Runs `work` in a child task that ends with it, and waits for it.
+    ///
+    /// A task keeps the memory its deepest call took (its allocator's slabs) for as long as it lives. The connection's
+    /// long-lived tasks (the reader, the dispatcher) would each keep tens of kilobytes after one subscription's parse
+    /// or replay, or one delivery's execution, for hours; run in a child, those frames are freed when it returns.
+    static func shortLived(_ work: @escaping @Sendable () async -> Void) async {
+        await withDiscardingTaskGroup { group in group.addTask { await work() } }
     }
 
     /// Closes the connection from the server's side: shutdown (1001), a connection that fell behind (4410).
