@@ -12,6 +12,8 @@
 #     outside the difference so that what the server sets up once (the app's schema loaded, caches, pools) is not
 #     charged to the connections; the server is restarted for every turn, so memory freed by an earlier turn is not
 #     reused either.
+#   - the floor under that: the same measurement of a bare hummingbird-websocket server (Benchmarks/WebSocketPeer,
+#     the stack Kizuna's WebSocket runs on) holding N idle connections (Benchmarks/websocket_idle.py).
 # Goals (the issue): kizuna's p99 ≤ 2× mosquitto's, ≤ 30 KB of kizuna memory per idle connection.
 #
 # kizuna side: the model `type Tick @model @auth(rules: [{ allow: public }]) { sent: String! body: String! }` of
@@ -75,6 +77,14 @@ if [ ! -x "$mosquitto_bin" ]; then
     mosquitto_bin=$(command -v mosquitto || echo /usr/sbin/mosquitto)
 fi
 command -v taskset >/dev/null || { echo "taskset (util-linux) is needed" >&2; exit 1; }
+# The framework's own cost per idle connection: a bare hummingbird-websocket server (Benchmarks/WebSocketPeer),
+# measured per N and round as kizuna is (websocket_idle.py). WEBSOCKET_PEER_BIN: one already built.
+websocket_peer=${WEBSOCKET_PEER_BIN:-}
+if [ -z "$websocket_peer" ]; then
+    swift build -c release --package-path Benchmarks/WebSocketPeer >/dev/null
+    websocket_peer=$(swift build -c release --package-path Benchmarks/WebSocketPeer --show-bin-path)/websocket-peer
+fi
+websocket_peer_port=18099
 
 cat >"$work/schema.graphql" <<'SDL'
 type Tick @model @auth(rules: [{ allow: public }]) {
@@ -151,12 +161,28 @@ turn() {  # SIDE N ROUND
         echo "  $side did not deliver everything: see delivered, closed and publish_failures above" >&2
 }
 
+# The bare hummingbird-websocket server's memory per idle connection, N connections (no messages besides one ping).
+floor_turn() {  # N ROUND
+    local n=$1 round=$2 pid out
+    taskset -c 0 "$websocket_peer" "$websocket_peer_port" >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$websocket_peer_port") 2>/dev/null && break; sleep 0.1; done
+    echo "round $round: hummingbird-websocket, $n idle connections" >&2
+    out=$(taskset -c 1 python3 Benchmarks/websocket_idle.py --url "ws://127.0.0.1:$websocket_peer_port/ws" --subscribers "$n" --server-pid "$pid")
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    out=$(python3 -c 'import json, sys; r = json.loads(sys.argv[1]); r["round"] = int(sys.argv[2]); print(json.dumps(r))' "$out" "$round")
+    echo "$out" >&2
+    echo "$out" >>"$work/runs.jsonl"
+}
+
 : >"$work/runs.jsonl"
 for round in $(seq 1 "$rounds"); do
     for n in $counts; do
         order="kizuna mosquitto"
         if ((round % 2 == 0)); then order="mosquitto kizuna"; fi
         for side in $order; do turn "$side" "$n" "$round"; done
+        floor_turn "$n" "$round"
     done
 done
 
@@ -178,9 +204,9 @@ def fmt(value, unit=""):
 
 print("| date | subscribers | messages | kizuna p50 | kizuna p99 | mosquitto p50 | mosquitto p99 "
       "| p99 ratio kizuna ÷ mosquitto: median (per round) | kizuna delivered/s | mosquitto delivered/s "
-      "| kizuna KB per idle connection | mosquitto KB per idle connection | delivered kizuna / mosquitto "
-      "| generator µs per delivery kizuna / mosquitto |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| kizuna KB per idle connection | hummingbird-websocket alone | mosquitto KB per idle connection "
+      "| delivered kizuna / mosquitto | generator µs per delivery kizuna / mosquitto |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for n in sorted({r["subscribers"] for r in runs}):
     side = {peer: sorted((r for r in runs if r["subscribers"] == n and r["peer"] == peer), key=lambda r: r["round"])
             for peer in ("kizuna", "mosquitto")}
@@ -196,7 +222,9 @@ for n in sorted({r["subscribers"] for r in runs}):
           f"| {fmt(med(r['p50_ms'] for r in m), 'ms')} | {fmt(med(r['p99_ms'] for r in m), 'ms')} "
           f"| {fmt(med(ratios))} ({' '.join(f'{x:.2f}' for x in ratios)}) "
           f"| {fmt(med(r['delivered_per_s'] for r in k))} | {fmt(med(r['delivered_per_s'] for r in m))} "
-          f"| {fmt(med(r.get('rss_per_conn_kb') for r in k))} | {fmt(med(r.get('rss_per_conn_kb') for r in m))} "
+          f"| {fmt(med(r.get('rss_per_conn_kb') for r in k))} "
+          f"| {fmt(med(r['rss_per_conn_kb'] for r in runs if r['subscribers'] == n and r['peer'] == 'hummingbird-websocket'))} "
+          f"| {fmt(med(r.get('rss_per_conn_kb') for r in m))} "
           f"| {share(k)} / {share(m)} "
           f"| {fmt(med(r['client_cpu_us_per_delivery'] for r in k))} / {fmt(med(r['client_cpu_us_per_delivery'] for r in m))} |")
 PY
