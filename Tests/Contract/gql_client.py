@@ -17,11 +17,12 @@ message saying what was expected and what came back. Exits 0 when every check ho
 when gql (4 or later, with its requests transport) is missing, so the caller can report the test as skipped.
 """
 
-import json
 import sys
 import uuid
 from contextlib import ExitStack
 from datetime import datetime
+
+from contract_checks import CheckFailed, check, load_config, show, step, tampered
 
 try:
     import graphql
@@ -76,26 +77,6 @@ DOCUMENTS = {
 }
 
 PAGE = 2  # small, so the five messages take three pages
-_NOTHING = object()
-
-
-class CheckFailed(Exception):
-    """A check that did not hold: the message says what was expected and what came back."""
-
-
-def show(value):
-    return json.dumps(value, sort_keys=True, default=str)
-
-
-def step(title):
-    print(f"\n== {title}", flush=True)
-
-
-def check(holds, what, got=_NOTHING):
-    """Prints `what` when it holds; otherwise ends the run with it and, when given, what came back instead."""
-    if not holds:
-        raise CheckFailed(what if got is _NOTHING else f"{what}\n    got: {show(got)}")
-    print(f"   ok  {what}", flush=True)
 
 
 def error_code(error):
@@ -188,12 +169,6 @@ class Chat:
 
 def created_at(record):
     return datetime.fromisoformat(record["createdAt"].replace("Z", "+00:00"))
-
-
-def tampered(token):
-    """`token` with one character in its middle changed: a signed token must no longer hold."""
-    middle = len(token) // 2
-    return token[:middle] + ("B" if token[middle] == "A" else "A") + token[middle + 1 :]
 
 
 def documents_match(schema):
@@ -432,22 +407,11 @@ def exercise(config):
 
 
 def load(argument):
-    try:
-        if argument == "-":
-            config = json.load(sys.stdin)
-        else:
-            with open(argument, encoding="utf-8") as file:
-                config = json.load(file)
-        for name in ("a", "b", "c"):
-            user = config["users"][name]
-            if not (isinstance(user["id"], str) and isinstance(user["token"], str)):
-                raise TypeError(f"users.{name}.id and users.{name}.token must be strings")
+    def validate(config):
         if not (isinstance(config["url"], str) and isinstance(config["apiKey"], str)):
             raise TypeError("url and apiKey must be strings")
-        return config
-    except (OSError, ValueError, LookupError, TypeError) as problem:
-        print(f"bad CONFIG_JSON {argument}: {type(problem).__name__}: {problem}\n\n{__doc__}")
-        sys.exit(2)
+
+    return load_config(argument, ("a", "b", "c"), validate, __doc__)
 
 
 def main() -> int:

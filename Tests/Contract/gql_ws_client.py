@@ -29,10 +29,11 @@ websockets and requests transports) is missing, so the caller can report the tes
 """
 
 import asyncio
-import json
 import sys
 import uuid
 from contextlib import AsyncExitStack, ExitStack, suppress
+
+from contract_checks import CheckFailed, check, load_config, show, step, tampered
 
 try:
     import graphql
@@ -51,32 +52,6 @@ except ImportError as missing:
 WAIT = 30  # seconds any one answer or delivery may take before the check fails
 RUN_LIMIT = 300  # seconds the whole run may take
 FIELDS = "id text owner createdAt _version"
-_NOTHING = object()
-
-
-class CheckFailed(Exception):
-    """A check that did not hold: the message says what was expected and what came back."""
-
-
-def show(value):
-    return json.dumps(value, sort_keys=True, default=str)
-
-
-def step(title):
-    print(f"\n== {title}", flush=True)
-
-
-def check(holds, what, got=_NOTHING):
-    """Prints `what` when it holds; otherwise ends the run with it and, when given, what came back instead."""
-    if not holds:
-        raise CheckFailed(what if got is _NOTHING else f"{what}\n    got: {show(got)}")
-    print(f"   ok  {what}", flush=True)
-
-
-def tampered(token):
-    """`token` with one character in its middle changed: a signed token must no longer hold."""
-    middle = len(token) // 2
-    return token[:middle] + ("B" if token[middle] == "A" else "A") + token[middle + 1 :]
 
 
 def documents(model):
@@ -428,25 +403,14 @@ async def exercise(config):
 
 
 def load(argument):
-    try:
-        if argument == "-":
-            config = json.load(sys.stdin)
-        else:
-            with open(argument, encoding="utf-8") as file:
-                config = json.load(file)
-        for name in ("a", "b"):
-            user = config["users"][name]
-            if not (isinstance(user["id"], str) and isinstance(user["token"], str)):
-                raise TypeError(f"users.{name}.id and users.{name}.token must be strings")
+    def validate(config):
         for key in ("server", "app", "model"):
             if not isinstance(config[key], str) or not config[key]:
                 raise TypeError(f"{key} must be a non-empty string")
         if not config["server"].startswith(("http://", "https://")):
             raise ValueError("server must be an http:// or https:// URL")
-        return config
-    except (OSError, ValueError, LookupError, TypeError) as problem:
-        print(f"bad CONFIG_JSON {argument}: {type(problem).__name__}: {problem}\n\n{__doc__}")
-        sys.exit(2)
+
+    return load_config(argument, ("a", "b"), validate, __doc__)
 
 
 def main() -> int:
