@@ -36,14 +36,20 @@ struct GraphQLWSEndpointTests {
         .subscribe(id: id, payload: GraphQLWSSubscribePayload(query: query, variables: variables))
     }
 
-    /// The opening of an upgrade request, as a browser sends it.
-    static func handshake(_ port: Int, path: String, subprotocols: String?) async throws -> String {
+    /// An upgrade request for `path`, as a browser sends it, on a new raw connection.
+    static func upgrading(_ port: Int, path: String, subprotocols: String?) async throws -> RawConnection {
         let connection = try await RawConnection.open(port: port)
         var request =
             "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         if let subprotocols { request += "Sec-WebSocket-Protocol: \(subprotocols)\r\n" }
         try await connection.send(request + "\r\n")
+        return connection
+    }
+
+    /// The answer's head to an upgrade request, as a browser sends it.
+    static func handshake(_ port: Int, path: String, subprotocols: String?) async throws -> String {
+        let connection = try await upgrading(port, path: path, subprotocols: subprotocols)
         let answer = try await connection.readResponse()
         await connection.close()
         return answer
@@ -51,12 +57,7 @@ struct GraphQLWSEndpointTests {
 
     /// The head of the answer to an upgrade request, and the code and reason of the close frame that follows it.
     static func closeAfterUpgrade(_ port: Int, subprotocols: String?) async throws -> (head: String, code: UInt16, reason: String) {
-        let connection = try await RawConnection.open(port: port)
-        var request =
-            "GET /v1/apps/shop/graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-        if let subprotocols { request += "Sec-WebSocket-Protocol: \(subprotocols)\r\n" }
-        try await connection.send(request + "\r\n")
+        let connection = try await upgrading(port, path: "/v1/apps/shop/graphql", subprotocols: subprotocols)
         let terminator: [UInt8] = Array("\r\n\r\n".utf8)
         func headEnd(_ bytes: [UInt8]) -> Int? {
             guard bytes.count >= 4 else { return nil }

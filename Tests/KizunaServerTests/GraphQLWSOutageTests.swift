@@ -32,12 +32,7 @@ struct GraphQLWSOutageTests {
 
     @Test(arguments: TestBackend.available.filter { $0 == .postgres })
     func instancesRideOutARestartAndTheSubscriberLosesNothing(_ backend: TestBackend) async throws {
-        let url = try #require(TestBackend.postgresURL)
-        let target = try #require(URLComponents(string: url))
-        let proxy = try await TCPProxy.start(to: target.host ?? "127.0.0.1", port: target.port ?? 5432)
-        var viaProxy = target
-        viaProxy.port = proxy.port
-        let proxyURL = try #require(viaProxy.string)
+        let (proxy, proxyURL) = try await TCPProxy.postgres()
         let configure: @Sendable (inout KizunaConfiguration) -> Void = { configuration in
             configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
             configuration.changePollInterval = .seconds(3600)  // LISTEN/NOTIFY and its reconnection alone

@@ -91,14 +91,10 @@ struct StoreHardeningTests {
     /// PostgreSQL taken away under a running server (through a proxy the test cuts), then given back.
     @Test(arguments: TestBackend.available.filter { $0 == .postgres })
     func aStoreThatCannotBeReachedIs503AndTheServerRecovers(_ backend: TestBackend) async throws {
-        let url = try #require(TestBackend.postgresURL)
-        let target = try #require(URLComponents(string: url))
-        let proxy = try await TCPProxy.start(to: target.host ?? "127.0.0.1", port: target.port ?? 5432)
-        var viaProxy = target
-        viaProxy.port = proxy.port
+        let (proxy, proxyURL) = try await TCPProxy.postgres()
         try await withTestStore(backend) { store in
             guard case .postgres(_, let schema) = store.location else { return }
-            let location = DatabaseLocation.postgres(url: try #require(viaProxy.string), schema: schema)
+            let location = DatabaseLocation.postgres(url: proxyURL, schema: schema)
             let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
             let configuration = KizunaConfiguration(port: 0, database: location, logLevel: .critical) { announce.yield($0) }
             let parts = try await ServerParts(configuration: configuration)

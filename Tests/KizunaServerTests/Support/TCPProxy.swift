@@ -1,6 +1,8 @@
+import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
+import Testing
 
 /// A TCP forwarder on a loopback port, for taking a real database away from a running server and giving it back:
 /// ``cut()`` closes the listener and every forwarded connection (the server sees its store vanish, as when
@@ -24,6 +26,16 @@ final class TCPProxy: Sendable {
         let proxy = TCPProxy(port: free, target: (host, port))
         try await proxy.restore()
         return proxy
+    }
+
+    /// A proxy to the test PostgreSQL server, and its URL through the proxy (the same database and credentials).
+    static func postgres() async throws -> (proxy: TCPProxy, url: String) {
+        let url = try #require(TestBackend.postgresURL)
+        let target = try #require(URLComponents(string: url))
+        let proxy = try await TCPProxy.start(to: target.host ?? "127.0.0.1", port: target.port ?? 5432)
+        var viaProxy = target
+        viaProxy.port = proxy.port
+        return (proxy, try #require(viaProxy.string))
     }
 
     /// Listens again and forwards new connections.
