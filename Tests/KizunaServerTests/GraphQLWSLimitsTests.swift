@@ -70,12 +70,12 @@ struct GraphQLWSLimitsTests {
     }
 
     @Test func anIdleConnectionThatAnswersPingsStaysOpenAcrossManyIntervals() async throws {
-        try await GraphQLWSEndpointTests.start(.sqlite, configure: { $0.graphQLWS.keepAliveInterval = .milliseconds(250) }) { server, alice, _ in
+        try await GraphQLWSEndpointTests.start(.sqlite, configure: { $0.graphQLWS.keepAliveInterval = .seconds(2) }) { server, alice, _ in
             let closed = try await GraphQLWSTestClient.connect(server) { client in
                 try await client.initialize(token: alice.token)
                 try await client.send(GraphQLWSEndpointTests.subscribe("notes", GraphQLWSSubscriptionTests.onCreateNote))
                 var pings = 0
-                while pings < 12 {
+                while pings < 6 {
                     let message = try await client.receive()
                     guard case .ping? = message else {
                         Issue.record("expected a ping, got \(String(describing: message))")
@@ -205,14 +205,14 @@ struct GraphQLWSLimitsTests {
     }
 
     @Test func aSessionThatEndsWhileConnectedIsClosedWith4403() async throws {
-        let configure: @Sendable (inout KizunaConfiguration) -> Void = { configuration in
-            configuration.sessions.accessLifetime = .seconds(1)
-            configuration.sessions.refreshLifetime = .seconds(2)
-        }
-        try await GraphQLWSEndpointTests.start(.sqlite, configure: configure) { server, _, _ in
-            let carol = try await GraphQLEndpointTests.signUp(server, "carol@example.com")
-            // Its access token expires first: the session still lives, so the connection stays; then it ends.
-            let closed = try await Self.subscribed(server, carol) {}
+        try await GraphQLWSEndpointTests.start(.sqlite) { server, alice, _ in
+            // Alice's access token expires in 3 s and her session in 6 s (set in the store, so that a slow sign-up
+            // does not eat into them): at the first the session still lives and the connection stays; then it ends.
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            try await server.database.raw(
+                "UPDATE sessions SET expires_at = \(bind: now + 3000), refresh_expires_at = \(bind: now + 6000) WHERE user_id = \(bind: alice.id)"
+            ).run()
+            let closed = try await Self.subscribed(server, alice) {}
             #expect(closed.code == 4403 && closed.reason == "session_expired", "\(closed)")
         }
     }

@@ -207,11 +207,21 @@ package final class ChangeFeed: Service, Sendable {
                 }
             }
             group.addTask {
+                // A read that failed (the store went away, or its pool still holds a dead connection) is tried again
+                // soon, backing off to the poll interval: the wake-up it answered may have been the last for a while.
+                var retry = Duration.milliseconds(250)
                 for await _ in self.wakes.cancelOnGracefulShutdown() {
                     do {
                         try await self.catchUp()
+                        retry = .milliseconds(250)
                     } catch {
-                        self.logger.warning("Reading the change log failed; retrying on the next wake-up", metadata: ["error": "\(error)"])
+                        self.logger.warning("Reading the change log failed; retrying", metadata: ["error": "\(error)", "retryIn": "\(retry)"])
+                        let (wake, delay) = (self.wake, retry)
+                        Task {
+                            try? await Task.sleep(for: delay)
+                            wake.yield()
+                        }
+                        retry = min(retry * 2, self.pollInterval)
                     }
                 }
             }
