@@ -10,14 +10,7 @@ import asyncio
 import json
 
 import websockets
-
-
-def rss_kb(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
+from subscriptions_load import rss_kb  # the same VmRSS reading as the kizuna and mosquitto runs
 
 
 async def open_one(url, held):

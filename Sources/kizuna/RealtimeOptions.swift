@@ -68,7 +68,8 @@ struct RealtimeOptions: ParsableArguments {
     /// - Throws: `ValidationError` naming the variable of a value that is not a number or out of range.
     func apply(to configuration: inout KizunaConfiguration, _ environment: Environment) throws {
         var settings = configuration.graphQLWS
-        settings.keepAliveInterval = .seconds(try environment.integer(keepAlive, "KIZUNA_WS_KEEP_ALIVE", 30, range: 1...86_400))
+        let keepAliveDefault = Int(settings.keepAliveInterval.components.seconds)
+        settings.keepAliveInterval = .seconds(try environment.integer(keepAlive, "KIZUNA_WS_KEEP_ALIVE", keepAliveDefault, range: 1...86_400))
         settings.maximumSubscriptions = try environment.integer(
             maxSubscriptions, "KIZUNA_WS_MAX_SUBSCRIPTIONS", settings.maximumSubscriptions, range: 1...10_000)
         settings.maxMessagesPerSecond = try environment.integer(
