@@ -30,7 +30,7 @@ struct GraphQLWSOutageTests {
         var refusals: [(status: Int, retryAfter: String?, code: String?)] = []
     }
 
-    @Test(arguments: TestBackend.available.filter { $0 == .postgres })
+    @Test(.timeLimit(.minutes(4)), arguments: TestBackend.available.filter { $0 == .postgres })
     func instancesRideOutARestartAndTheSubscriberLosesNothing(_ backend: TestBackend) async throws {
         let (proxy, proxyURL) = try await TCPProxy.postgres()
         let configure: @Sendable (inout KizunaConfiguration) -> Void = { configuration in

@@ -89,7 +89,7 @@ struct StoreHardeningTests {
     }
 
     /// PostgreSQL taken away under a running server (through a proxy the test cuts), then given back.
-    @Test(arguments: TestBackend.available.filter { $0 == .postgres })
+    @Test(.timeLimit(.minutes(3)), arguments: TestBackend.available.filter { $0 == .postgres })
     func aStoreThatCannotBeReachedIs503AndTheServerRecovers(_ backend: TestBackend) async throws {
         let (proxy, proxyURL) = try await TCPProxy.postgres()
         try await withTestStore(backend) { store in

@@ -11,7 +11,8 @@ final class TCPProxy: Sendable {
     let port: Int
     private let target: (host: String, port: Int)
     private let listener = Mutex<(any Channel)?>(nil)
-    private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
+    /// The forwarded connections, and whether new ones are taken (false once cut, until restored).
+    private let connections = Mutex<(open: [ObjectIdentifier: any Channel], accepting: Bool)>(([:], false))
 
     private init(port: Int, target: (host: String, port: Int)) {
         self.port = port
@@ -41,13 +42,17 @@ final class TCPProxy: Sendable {
     /// Listens again and forwards new connections.
     func restore() async throws {
         let target = target
+        connections.withLock { $0.accepting = true }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { inbound in
-                self.track(inbound)
+                guard self.track(inbound) else { return inbound.close() }
                 // Both channels run on the inbound one's event loop, so the handlers are added synchronously there.
                 return ClientBootstrap(group: inbound.eventLoop).connect(host: target.host, port: target.port).flatMapThrowing { outbound in
-                    self.track(outbound)
+                    guard self.track(outbound) else {
+                        outbound.close(promise: nil)
+                        throw ChannelError.ioOnClosedChannel
+                    }
                     let (local, remote) = GlueHandler.matchedPair()
                     try inbound.pipeline.syncOperations.addHandler(local)
                     try outbound.pipeline.syncOperations.addHandler(remote)
@@ -62,19 +67,26 @@ final class TCPProxy: Sendable {
 
     /// Stops listening and closes every forwarded connection.
     func cut() async {
+        // Refused from here on, so a connection the listener is taking while it closes is closed too.
+        let open = connections.withLock { connections in
+            defer { connections = ([:], false) }
+            return Array(connections.open.values)
+        }
         let server = listener.withLock { $0.take() }
         try? await server?.close()
-        let open = connections.withLock { connections in
-            defer { connections = [:] }
-            return Array(connections.values)
-        }
         for channel in open { try? await channel.close() }
     }
 
-    private func track(_ channel: any Channel) {
+    /// Remembers `channel` for ``cut()``; false when the proxy has been cut since the connection was accepted
+    /// (a connection the listener took just before it closed must not outlive the cut).
+    private func track(_ channel: any Channel) -> Bool {
         let id = ObjectIdentifier(channel)
-        connections.withLock { $0[id] = channel }
-        channel.closeFuture.whenComplete { _ in _ = self.connections.withLock { $0.removeValue(forKey: id) } }
+        let accepted = connections.withLock { connections in
+            if connections.accepting { connections.open[id] = channel }
+            return connections.accepting
+        }
+        channel.closeFuture.whenComplete { _ in _ = self.connections.withLock { $0.open.removeValue(forKey: id) } }
+        return accepted
     }
 }
 

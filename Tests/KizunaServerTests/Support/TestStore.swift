@@ -61,7 +61,19 @@ struct TestStore: Sendable {
     /// Removes the store.
     func remove() async {
         if let dropSchema, case .postgres(let url, _) = location, let admin = try? KizunaDatabase(location: .postgres(url: url)) {
-            try? await admin.raw("DROP SCHEMA \(ident: dropSchema) CASCADE").run()
+            // A connection a test left open inside a transaction (a server cut off mid-query) would hold its locks
+            // and make the drop wait forever: such leftovers are ended first.
+            try? await admin.raw(
+                """
+                SELECT pg_terminate_backend(l.pid) FROM pg_locks l
+                JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = \(bind: dropSchema) AND l.pid <> pg_backend_pid()
+                """
+            ).run()
+            try? await admin.withSession { db in
+                try await db.raw("SET lock_timeout = '30s'").run()
+                try await db.raw("DROP SCHEMA \(ident: dropSchema) CASCADE").run()
+            }
             await admin.shutdown()
         }
         try? FileManager.default.removeItem(at: directory)
