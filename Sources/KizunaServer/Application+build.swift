@@ -23,9 +23,11 @@ struct ServerParts {
     let readiness: Readiness
     let router: Router<KizunaRequestContext>
     /// The routes a WebSocket upgrade may take: the data API's graphql-transport-ws.
-    let webSocketRouter: Router<BasicWebSocketRequestContext>
+    let webSocketRouter: Router<WebSocketUpgradeContext>
     let startup: StartupService
     let feed: ChangeFeed
+    /// Hands data changes to the graphql-transport-ws connections.
+    let hub: SubscriptionHub
     /// Deletes expired data tombstones.
     let sweeper: TombstoneSweeper
     /// Builds indexes and fills defaults that data schema publishes leave for later.
@@ -79,6 +81,8 @@ struct ServerParts {
 
         let feed = ChangeFeed(database: database, readiness: readiness, logger: logger, pollInterval: configuration.changePollInterval)
         self.feed = feed
+        let hub = SubscriptionHub(feed: feed, logger: logger)
+        self.hub = hub
         let jobs = DataJobRunner(
             database: database, readiness: readiness, feed: feed, batchSize: configuration.migrationBatchSize, settings: configuration.dataJobs,
             logger: logger)
@@ -131,10 +135,10 @@ struct ServerParts {
         let graphQL = GraphQLExecutor(limits: configuration.graphQLLimits)
         let callers = DataCallers(accounts: accounts, groups: userGroups, keys: apiKeys)
         GraphQLController(schemas: dataSchemas, callers: callers, executor: graphQL).addRoutes(to: v1)
-        webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        webSocketRouter = Router(context: WebSocketUpgradeContext.self)
         GraphQLWSController(
             services: .init(
-                schemas: dataSchemas, callers: callers, executor: graphQL, feed: feed, settings: configuration.graphQLWS,
+                schemas: dataSchemas, callers: callers, executor: graphQL, feed: feed, hub: hub, settings: configuration.graphQLWS,
                 maxMessageBytes: configuration.graphQLWSMaxMessageBytes)
         ).addRoutes(to: webSocketRouter)
         DataController(schemas: dataSchemas, accounts: accounts, groups: userGroups, executor: graphQL).addAdminRoutes(to: admin)
@@ -170,8 +174,8 @@ extension ServerParts {
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
-            // Stopped in reverse order: the job runner pauses its job before the feed stops and the store closes.
-            services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper],
+            // Stopped in reverse order: the hub and the job runner stop before the feed does and the store closes.
+            services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper, hub],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )

@@ -6,6 +6,12 @@ import Synchronization
 /// variables, selecting only the record's own fields: ``SubscriptionRequest/sharedKey``) executed once. Connections
 /// work through a change at about the same moment; the cache keeps the most recent changes only.
 final class DeliveryCache: Sendable {
+    /// A payload as every subscriber it is for receives it: the value, and its JSON text, written once.
+    struct SharedPayload: Sendable {
+        let json: JSONValue
+        let bytes: [UInt8]
+    }
+
     private struct PayloadKey: Hashable {
         var seq: Int64
         var request: String
@@ -13,7 +19,7 @@ final class DeliveryCache: Sendable {
 
     private struct State {
         var changes: [Int64: SubscriptionMatcher.Change?] = [:]
-        var payloads: [PayloadKey: Task<JSONValue, any Error>] = [:]
+        var payloads: [PayloadKey: Task<SharedPayload, any Error>] = [:]
         var newest: Int64 = 0
     }
 
@@ -36,11 +42,14 @@ final class DeliveryCache: Sendable {
 
     /// The payload `key` delivers for the change at `seq`, made by `make` once: those who ask meanwhile wait for it.
     /// A failure is not kept, so the next to ask (a connection resuming after it) makes it again.
-    func payload(_ seq: Int64, _ key: String, make: @escaping @Sendable () async throws -> JSONValue) async throws -> JSONValue {
+    func payload(_ seq: Int64, _ key: String, make: @escaping @Sendable () async throws -> JSONValue) async throws -> SharedPayload {
         let id = PayloadKey(seq: seq, request: key)
         let task = state.withLock { state in
             if let running = state.payloads[id] { return running }
-            let started = Task { try await make() }
+            let started = Task {
+                let json = try await make()
+                return SharedPayload(json: json, bytes: json.jsonBytes)
+            }
             state.payloads[id] = started
             Self.note(seq, in: &state)
             return started

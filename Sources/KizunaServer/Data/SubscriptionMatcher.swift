@@ -82,25 +82,28 @@ struct SubscriptionMatcher: Sendable {
     }
 
     /// What `change` sends to each of `subscribers`, in their order; those it is not for are left out.
-    /// - Returns: Each subscriber's key with its `next` payload (``payload(of:for:_:)``).
+    /// - Returns: Each subscriber's key with its `next` payload (``payload(of:for:_:)``), and the payload's JSON text
+    ///   when it is shared (``SubscriptionRequest/sharedKey``), written once for all who receive it.
     /// - Throws: What loading the `via` records throws: the change is then for nobody yet, and the caller retries it.
-    func deliveries<Key: Sendable>(of change: ChangeRecord, to subscribers: [Subscriber<Key>]) async throws -> [(key: Key, payload: JSONValue)] {
+    func deliveries<Key: Sendable>(
+        of change: ChangeRecord, to subscribers: [Subscriber<Key>]
+    ) async throws -> [(key: Key, payload: JSONValue, encoded: [UInt8]?)] {
         guard let decoded = runtime.deliveries.change(change.seq, decode: { decode(change) }) else { return [] }
         let interested = subscribers.filter { wants($0.request, decoded) }
         guard !interested.isEmpty else { return [] }
         let authorization = runtime.authorization
         var via: [String: [String: JSONValue]] = [:]
         if !authorization.viaFields(of: decoded.model, for: .read).isEmpty { via = try await related(decoded.model, decoded.record) }
-        var deliveries: [(key: Key, payload: JSONValue)] = []
+        var deliveries: [(key: Key, payload: JSONValue, encoded: [UInt8]?)] = []
         for subscriber in interested where authorization.mayRead(decoded.model, record: decoded.record, related: via, for: subscriber.caller) {
-            let sent: JSONValue
             if let shared = subscriber.request.sharedKey {
                 let (caller, request) = (subscriber.caller, subscriber.request)
-                sent = try await runtime.deliveries.payload(decoded.seq, shared) { try await payload(of: decoded, for: caller, request) }
+                let sent = try await runtime.deliveries.payload(decoded.seq, shared) { try await payload(of: decoded, for: caller, request) }
+                deliveries.append((key: subscriber.key, payload: sent.json, encoded: sent.bytes))
             } else {
-                sent = try await payload(of: decoded, for: subscriber.caller, subscriber.request)
+                deliveries.append(
+                    (key: subscriber.key, payload: try await payload(of: decoded, for: subscriber.caller, subscriber.request), encoded: nil))
             }
-            deliveries.append((key: subscriber.key, payload: sent))
         }
         return deliveries
     }

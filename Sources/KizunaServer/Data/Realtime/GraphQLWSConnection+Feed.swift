@@ -1,62 +1,76 @@
 import KizunaCore
 import Logging
+import NIOCore
 import Synchronization
 
 extension GraphQLWSConnection {
-    /// The connection's change dispatcher: one feed subscription, opened when the connection opens, whose changes of
-    /// this app are worked through in order with the subscription starts, so that each start knows exactly which
-    /// changes it has already been handed.
+    /// Takes a data change of this app from the hub.
     ///
-    /// `position` is the seq of the last change dispatched (at first, the feed subscription's position). A subscription
-    /// that starts then is replayed `(since, position]` from the log, as ``EventStreamController`` replays an event
-    /// stream after its `Last-Event-ID`, and hears every change after `position` live: nothing missed, nothing twice.
-    ///
-    /// The feed hands changes straight to the connection's own bounded queue (``ChangeFeed/withSink(accept:ended:_:)``),
-    /// with no task in between: an idle connection costs the reader, the timers and this dispatcher, nothing more.
-    func deliverChanges() async {
-        defer { feedOpenedSignal.finish() }
-        do {
-            try await services.feed.withSink(accept: { change in self.accept(change) }, ended: { self.feedEnded() }) { position in
-                feedOpenedSignal.finish()
-                var position = position
-                for await event in self.events {
-                    switch event {
-                    case .start(let subscriber):
-                        let after = position
-                        await Self.shortLived { await self.begin(subscriber, after: after) }
-                    case .change(let change):
-                        await Self.shortLived { await self.dispatch(change) }
-                        position = change.seq
-                    case .sessionsEnded:
-                        await Self.shortLived { _ = await self.recheckSession() }
-                    }
+    /// While the connection has work in order (``State/draining``), the change is queued behind it; past
+    /// ``GraphQLWSSettings/maxPendingChanges`` queued changes the connection closes with 4410 and the client resumes
+    /// from its last seq. Otherwise the subscriptions that have not seen it are returned, marked as having seen it, for
+    /// the hub to match and deliver (``deliver(_:to:runtime:logger:)``).
+    func collect(_ change: ChangeRecord) -> [LiveSubscription] {
+        let limit = services.settings.maxPendingChanges
+        let (live, overflow) = state.withLock { state -> ([LiveSubscription], Bool) in
+            guard !state.finished else { return ([], false) }
+            state.position = change.seq
+            if state.draining {
+                state.pending.append(.change(change))
+                return ([], state.pending.count > limit)
+            }
+            var live: [LiveSubscription] = []
+            for (id, subscriber) in state.live where subscriber.lastSeq < change.seq {
+                live.append(subscriber)
+                state.live[id]?.lastSeq = change.seq
+            }
+            return (live.sorted { $0.subscription.serial < $1.subscription.serial }, false)
+        }
+        if overflow { close(.fellBehind) }
+        return live
+    }
+
+    /// Sessions of `account` ended: when it is the connection's user, its own session is re-checked, in order with
+    /// the changes, before anything more is delivered.
+    func sessionsEnded(account: String) {
+        guard state.withLock({ !$0.finished && $0.session?.account.id == account }) else { return }
+        enqueue { _ in .sessionsEnded }
+    }
+
+    /// Queues a subscription that was checked: the drainer replays it from its `since` up to the connection's position
+    /// now, and then it hears changes live.
+    func enqueueStart(_ subscriber: LiveSubscription) {
+        enqueue { position in .start(subscriber, after: position) }
+    }
+
+    /// Queues an event for the drainer (made from the connection's position, under its lock), starting it if idle.
+    private func enqueue(_ event: @Sendable (Int64) -> FeedEvent) {
+        let startDrainer = state.withLock { state -> Bool in
+            guard !state.finished else { return false }
+            state.pending.append(event(state.position))
+            defer { state.draining = true }
+            return !state.draining
+        }
+        if startDrainer { spawn { await self.drain() } }
+    }
+
+    /// Works through the queued events in order, then hands the connection back to the hub.
+    private func drain() async {
+        while true {
+            let events = state.withLock { state -> [FeedEvent] in
+                defer { state.pending = [] }
+                if state.pending.isEmpty || state.finished { state.draining = false }
+                return state.finished ? [] : state.pending
+            }
+            if events.isEmpty { return }
+            for event in events {
+                switch event {
+                case .start(let subscriber, let after): await begin(subscriber, after: after)
+                case .change(let change): await dispatch(change)
+                case .sessionsEnded: _ = await recheckSession()
                 }
             }
-        } catch {
-            logger.debug("The change dispatcher stopped", metadata: ["connection": "\(id)", "error": "\(error)"])
         }
-    }
-
-    /// Takes a change from the feed (under its lock: quick, never waiting): this app's data changes, and sessions of
-    /// the connection's user ending, go to the dispatcher's queue. When it holds ``GraphQLWSSettings/maxPendingChanges``
-    /// (its client reads too slowly), the connection closes with 4410 and the client resumes from its last seq.
-    private func accept(_ change: ChangeRecord) -> Bool {
-        let event: FeedEvent
-        if change.kind == DataRuntime.changeKind && change.entityId == app {
-            event = .change(change)
-        } else if change.kind == SessionEvents.kind, change.entityId == state.withLock({ $0.session?.account.id }) {
-            event = .sessionsEnded
-        } else {
-            return true
-        }
-        if case .dropped = eventQueue.yield(event) { close(.fellBehind) }
-        return true  // the connection, not the feed, decides what falling behind costs
-    }
-
-    /// The feed stopped (the server is shutting down, or it could no longer read the log): the client resumes from its
-    /// last seq, here or elsewhere.
-    private func feedEnded() {
-        close(.fellBehind)
     }
 
     /// Starts delivering to a subscription: first what it missed after its `since` (when it gave one that is older than
@@ -72,13 +86,18 @@ extension GraphQLWSConnection {
                 do {
                     let oldest = try await services.feed.oldestKept()
                     guard let oldest, since >= oldest - 1 else {
-                        await perform(state.withLock { $0.machine.subscriptionFailed(subscriber.subscription, errors: [Self.resumeExpired(since)]) })
+                        perform(state.withLock { $0.machine.subscriptionFailed(subscriber.subscription, errors: [Self.resumeExpired(since)]) })
                         return
                     }
                     let missed = try await services.feed.replay(after: since, through: position, kinds: [DataRuntime.changeKind], entityId: app)
-                    for change in missed { try await deliver(change, to: [subscriber]) }
+                    for change in missed {
+                        let target = SubscriptionMatcher.Subscriber(
+                            key: Target(connection: self, subscription: subscriber.subscription), caller: subscriber.caller,
+                            request: subscriber.request)
+                        guard await Self.deliver(change, to: [target], runtime: subscriber.runtime, logger: logger) else { return }
+                    }
                 } catch {
-                    await couldNotDeliver(error)
+                    couldNotDeliver(error)
                     return
                 }
             } else {
@@ -93,44 +112,84 @@ extension GraphQLWSConnection {
         }
     }
 
-    /// Delivers one live change to every subscription that has not seen it yet.
+    /// Delivers a queued change to every subscription that has not seen it yet.
     private func dispatch(_ change: ChangeRecord) async {
         let subscribers = state.withLock { state in
-            state.live.values.filter { $0.lastSeq < change.seq }.sorted { $0.subscription.serial < $1.subscription.serial }
-        }
-        guard !subscribers.isEmpty else { return }
-        do {
-            try await deliver(change, to: subscribers)
-        } catch {
-            await couldNotDeliver(error)
-            return
-        }
-        state.withLock { state in
-            for subscriber in subscribers where state.live[subscriber.subscription.id]?.subscription == subscriber.subscription {
-                state.live[subscriber.subscription.id]?.lastSeq = change.seq
+            var live: [LiveSubscription] = []
+            for (id, subscriber) in state.live where subscriber.lastSeq < change.seq {
+                live.append(subscriber)
+                state.live[id]?.lastSeq = change.seq
             }
+            return live.sorted { $0.subscription.serial < $1.subscription.serial }
+        }
+        let byVersion = Dictionary(grouping: subscribers) { $0.runtime.version }
+        for version in byVersion.keys.sorted() {
+            guard let group = byVersion[version], let runtime = group.first?.runtime else { continue }
+            let targets = group.map {
+                SubscriptionMatcher.Subscriber(key: Target(connection: self, subscription: $0.subscription), caller: $0.caller, request: $0.request)
+            }
+            guard await Self.deliver(change, to: targets, runtime: runtime, logger: logger) else { return }
         }
     }
 
-    /// Sends `change` to those of `subscribers` it is for, as ``SubscriptionMatcher`` decides: their model and kind of
-    /// change, their filter, and the read rules. Subscriptions checked on different schema versions are each matched on
-    /// their own.
-    private func deliver(_ change: ChangeRecord, to subscribers: [LiveSubscription]) async throws {
-        let byVersion = Dictionary(grouping: subscribers) { $0.runtime.version }
-        for version in byVersion.keys.sorted() {
-            let group = byVersion[version] ?? []
-            guard let runtime = group.first?.runtime else { continue }
-            let matcher = SubscriptionMatcher(runtime: runtime, logger: logger)
-            let targets = group.map { SubscriptionMatcher.Subscriber(key: $0.subscription, caller: $0.caller, request: $0.request) }
-            for delivery in try await matcher.deliveries(of: change, to: targets) {
-                await perform(state.withLock { $0.machine.next(delivery.key, payload: delivery.payload.objectValue ?? [:]) })
+    /// Sends `change` to those of `subscribers` it is for, as ``SubscriptionMatcher`` decides (their model and kind of
+    /// change, their filter, the read rules), all checked on `runtime`'s schema version; the frames go out with one
+    /// closure per event loop. A change that cannot be matched (the `via` records could not be read) closes each
+    /// subscriber's connection with 4410, so the client resumes from its last seq rather than silently miss it.
+    /// - Returns: `false` when it could not be matched.
+    @discardableResult
+    static func deliver(
+        _ change: ChangeRecord, to subscribers: [SubscriptionMatcher.Subscriber<Target>], runtime: DataRuntime, logger: Logger
+    ) async
+        -> Bool
+    {
+        let deliveries: [(key: Target, payload: JSONValue, encoded: [UInt8]?)]
+        do {
+            deliveries = try await SubscriptionMatcher(runtime: runtime, logger: logger).deliveries(of: change, to: subscribers)
+        } catch {
+            var closed = Set<ObjectIdentifier>()
+            for subscriber in subscribers where closed.insert(ObjectIdentifier(subscriber.key.connection)).inserted {
+                subscriber.key.connection.couldNotDeliver(error)
+            }
+            return false
+        }
+        var batch = GraphQLWSFrameBatch()
+        for delivery in deliveries {
+            delivery.key.connection.next(delivery.key.subscription, payload: delivery.payload, encoded: delivery.encoded, into: &batch)
+        }
+        batch.send()
+        return true
+    }
+
+    /// Adds a subscription's `next` to `batch`, if the machine still delivers to it. A connection whose channel is
+    /// over its high watermark (the client stopped reading) is allowed ``GraphQLWSSettings/maxPendingChanges`` such
+    /// deliveries, and then closed with 4410.
+    private func next(_ subscription: Subscription, payload: JSONValue, encoded: [UInt8]?, into batch: inout GraphQLWSFrameBatch) {
+        let limit = services.settings.maxPendingChanges
+        let writable = writer.isWritable
+        let verdict = state.withLock { state -> Bool? in
+            guard !state.finished, state.machine.isDelivering(subscription) else { return nil }
+            state.unwritableDeliveries = writable ? 0 : state.unwritableDeliveries + 1
+            return state.unwritableDeliveries <= limit
+        }
+        switch verdict {
+        case nil:
+            return
+        case false?:
+            close(.fellBehind)
+        case true?:
+            if let encoded {
+                batch.add(GraphQLWSFrameWriter.next(id: subscription.id, payload: encoded), to: writer)
+            } else {
+                let message = GraphQLWSMessage.next(id: subscription.id, payload: payload.objectValue ?? [:])
+                batch.add(ByteBuffer(bytes: message.json.jsonBytes), to: writer)
             }
         }
     }
 
     /// A change could not be delivered (reading the log, or the records a `via` rule follows, failed): the client is
     /// told to resume from its last seq (4410), which replays the change, rather than silently miss it.
-    private func couldNotDeliver(_ error: any Error) async {
+    func couldNotDeliver(_ error: any Error) {
         logger.warning("A change could not be delivered; closing so the client resumes", metadata: ["connection": "\(id)", "error": "\(error)"])
         close(.fellBehind, reason: "A change could not be delivered: resume from your last seq")
     }

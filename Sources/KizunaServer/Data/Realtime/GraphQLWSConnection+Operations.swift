@@ -23,8 +23,8 @@ extension GraphQLWSConnection {
                 state.session = session
                 return state.machine.authorized()
             }
-            // Beside the reader for the connection's life: re-checks the session when its access token expires.
-            if let session, case .send = action { operationQueue.yield { await self.watchSession(session) } }
+            // Re-checked when its access token expires.
+            if let session, case .send = action { scheduleSessionCheck(at: session.expiresAt) }
         } catch let error as KizunaError {
             action = state.withLock { $0.machine.rejected(reason: error.code.rawValue) }
         } catch  where StoreFailure.isUnreachable(error) {
@@ -36,7 +36,7 @@ extension GraphQLWSConnection {
             logger.error("Checking a connection_init payload failed", metadata: ["connection": "\(id)", "error": "\(String(reflecting: error))"])
             action = state.withLock { $0.machine.close(.internalServerError) }
         }
-        await perform(action)
+        perform(action)
     }
 
     /// Starts an operation: a subscription is parsed and checked here, before the reader reads on, and handed to the
@@ -51,7 +51,7 @@ extension GraphQLWSConnection {
         }
         let caller = state.withLock { $0.caller }
         guard isSubscription(payload, on: runtime) else {
-            operationQueue.yield { await self.answer(subscription, payload, runtime: runtime, caller: caller) }
+            spawn { await self.answer(subscription, payload, runtime: runtime, caller: caller) }
             return
         }
         do {
@@ -59,7 +59,7 @@ extension GraphQLWSConnection {
                 query: payload.query, variables: payload.variables ?? [:], operationName: payload.operationName, caller: caller, on: runtime,
                 limits: services.executor.limits)
             let subscriber = LiveSubscription(subscription: subscription, request: request, runtime: runtime, caller: caller, lastSeq: 0)
-            if case .dropped = eventQueue.yield(.start(subscriber)) { close(.fellBehind) }
+            enqueueStart(subscriber)
         } catch {
             await fail(subscription, error)
         }
@@ -91,11 +91,11 @@ extension GraphQLWSConnection {
         }
         let body = result.objectValue ?? [:]
         if body["data"] == nil, let errors = body["errors"]?.arrayValue {
-            await perform(state.withLock { $0.machine.subscriptionFailed(subscription, errors: errors.compactMap(\.objectValue)) })
+            perform(state.withLock { $0.machine.subscriptionFailed(subscription, errors: errors.compactMap(\.objectValue)) })
             return
         }
-        await perform(state.withLock { $0.machine.next(subscription, payload: body) })
-        await perform(state.withLock { $0.machine.subscriptionFinished(subscription) })
+        perform(state.withLock { $0.machine.next(subscription, payload: body) })
+        perform(state.withLock { $0.machine.subscriptionFinished(subscription) })
     }
 
     /// Ends an operation with an `error` message: a subscription's refusal with its codes, a Kizuna error with its
@@ -113,6 +113,6 @@ extension GraphQLWSConnection {
                 metadata: ["connection": "\(id)", "operation": "\(subscription.id)", "error": "\(String(reflecting: error))"])
             errors = []  // the machine sends one internal error, with no internals
         }
-        await perform(state.withLock { $0.machine.subscriptionFailed(subscription, errors: errors) })
+        perform(state.withLock { $0.machine.subscriptionFailed(subscription, errors: errors) })
     }
 }

@@ -12,19 +12,12 @@ extension GraphQLWSConnection {
     /// on, with the user's groups read again so that `groups` rules follow membership. Once it is over (signed out,
     /// expired, its account disabled or deleted), the connection closes with 4403 and the error's code as the reason.
     /// Sessions that end early are also heard of at once, through the change feed (``SessionEvents``).
-    func watchSession(_ session: AuthenticatedSession) async {
-        var recheckAt = session.expiresAt
-        while true {
-            let wait = recheckAt - EpochMillis.now
-            if wait > 0 {
-                do {
-                    try await Task.sleep(for: .milliseconds(wait))
-                } catch {
-                    return
-                }
+    func scheduleSessionCheck(at millis: Int64) {
+        schedule("session", after: .milliseconds(max(0, millis - EpochMillis.now))) {
+            self.spawn {
+                guard let next = await self.recheckSession() else { return }
+                self.scheduleSessionCheck(at: next)
             }
-            guard let next = await recheckSession() else { return }
-            recheckAt = next
         }
     }
 

@@ -9,19 +9,23 @@ import Synchronization
 /// One `graphql-transport-ws` connection of the data API: the thin I/O layer around a ``GraphQLWSServerStateMachine``,
 /// which decides everything the protocol says; this class performs what it decides.
 ///
-/// Its work runs in one task group for the life of the socket:
-/// - the reader hands every text frame to the machine (a binary frame closes with 4400) and performs the answer in
-///   order: a `subscribe` of a subscription is parsed and checked before the next frame is read, so a `ping` sent after
-///   it is answered once the subscription hears changes;
-/// - the timers: the wait for `connection_init` and the keep-alive `ping`;
-/// - the change dispatcher (`GraphQLWSConnection+Feed.swift`): one change-feed subscription for the whole connection,
-///   which replays each subscription from its `since` and then hands it the live changes it may read;
-/// - one child task per `connection_init` check and per query or mutation (`GraphQLWSConnection+Operations.swift`),
-///   so that a slow one holds up neither `ping` nor the others.
+/// An idle connection costs one task, hummingbird-websocket's own, which reads the client's messages:
+/// - each text frame goes to the machine (a binary frame closes with 4400) and its answer is performed in order: a
+///   `subscribe` of a subscription is parsed and checked (in a child task, so the reader keeps no memory of it) before
+///   the next frame is read, so a `ping` sent after it is answered once the subscription hears changes;
+/// - the timers — the wait for `connection_init`, the keep-alive `ping`, the session's re-check — are scheduled on the
+///   channel's event loop, not waited for by a task;
+/// - changes come from the ``SubscriptionHub``, which writes their `next` frames itself, or, while the connection has
+///   work of its own in order (a subscription replayed from its `since`), queues them for the connection's drainer
+///   (`GraphQLWSConnection+Feed.swift`);
+/// - a `connection_init` check, a query or mutation, the drainer and a session re-check each run in a task of their
+///   own (`GraphQLWSConnection+Operations.swift`), so that a slow one holds up neither `ping` nor the others; the
+///   connection cancels and waits for them when it ends.
 ///
-/// Messages are written as they are made, with the socket's backpressure: a client that reads slowly slows its own
-/// deliveries, whose changes wait in a buffer of ``GraphQLWSSettings/maxPendingChanges``; past that the connection is
-/// closed with 4410 (``GraphQLWSCloseCode/fellBehind``) to resume from its last seq, and nobody else waits for it.
+/// Messages are written as they are made (``GraphQLWSFrameWriter``). A client that reads slowly leaves them in NIO's
+/// buffer; once it holds more than NIO's high watermark, ``GraphQLWSSettings/maxPendingChanges`` more deliveries are
+/// allowed, and then the connection is closed with 4410 (``GraphQLWSCloseCode/fellBehind``) to resume from its last
+/// seq, and nobody else waits for it.
 final class GraphQLWSConnection: Sendable {
     typealias Subscription = GraphQLWSServerStateMachine.Subscription
 
@@ -31,36 +35,59 @@ final class GraphQLWSConnection: Sendable {
         let callers: DataCallers
         let executor: GraphQLExecutor
         let feed: ChangeFeed
+        let hub: SubscriptionHub
         let settings: GraphQLWSSettings
         /// The largest message a client may send, in bytes (the server's body limit).
         let maxMessageBytes: Int
     }
 
-    /// A subscription that hears of changes, as the dispatcher delivers to it.
+    /// A subscription that hears of changes. What never changes is held once, by reference: the hub copies these for
+    /// every change.
     struct LiveSubscription: Sendable {
-        var subscription: Subscription
-        var request: SubscriptionRequest
-        /// The app's data API at the schema version the subscription was checked on.
-        var runtime: DataRuntime
+        final class Checked: Sendable {
+            let subscription: Subscription
+            let request: SubscriptionRequest
+            /// The app's data API at the schema version the subscription was checked on.
+            let runtime: DataRuntime
+
+            init(subscription: Subscription, request: SubscriptionRequest, runtime: DataRuntime) {
+                self.subscription = subscription
+                self.request = request
+                self.runtime = runtime
+            }
+        }
+
+        let checked: Checked
         var caller: DataCaller
         /// The last seq it was sent or has seen: changes at or before it are never sent again.
         var lastSeq: Int64
+
+        var subscription: Subscription { checked.subscription }
+        var request: SubscriptionRequest { checked.request }
+        var runtime: DataRuntime { checked.runtime }
+
+        init(subscription: Subscription, request: SubscriptionRequest, runtime: DataRuntime, caller: DataCaller, lastSeq: Int64) {
+            checked = Checked(subscription: subscription, request: request, runtime: runtime)
+            self.caller = caller
+            self.lastSeq = lastSeq
+        }
     }
 
-    /// What the dispatcher works through, in order.
+    /// A subscription of a connection, as the hub's matcher knows it.
+    struct Target: Sendable {
+        let connection: GraphQLWSConnection
+        let subscription: Subscription
+    }
+
+    /// What the drainer works through, in order.
     enum FeedEvent: Sendable {
-        /// A subscription to replay from its `since` and then keep live.
-        case start(LiveSubscription)
-        /// A data change of this app, from the feed.
+        /// A subscription to replay from its `since` up to `after` (the connection's position when it was queued), and
+        /// then keep live.
+        case start(LiveSubscription, after: Int64)
+        /// A data change of this app.
         case change(ChangeRecord)
         /// Sessions of the connection's user ended (``SessionEvents``): re-check its own before delivering more.
         case sessionsEnded
-    }
-
-    /// The close frame the server sends.
-    struct CloseFrame: Sendable {
-        var code: GraphQLWSCloseCode
-        var reason: String
     }
 
     struct State: Sendable {
@@ -72,10 +99,22 @@ final class GraphQLWSConnection: Sendable {
         var session: AuthenticatedSession?
         /// The subscriptions that hear changes, by id.
         var live: [String: LiveSubscription] = [:]
-        /// The close frame to send, when the server closes.
-        var closeFrame: CloseFrame?
+        /// The seq of the last change the hub handed this connection (or its position when the connection opened).
+        var position: Int64 = 0
+        /// Work waiting for the drainer, in order; while there is any (or the drainer runs), changes queue here too.
+        var pending: [FeedEvent] = []
+        var draining = false
+        /// Deliveries made while the channel was over its high watermark, since it was last under.
+        var unwritableDeliveries = 0
+        /// The tasks running beside the reader, by number.
+        var tasks: [Int: Task<Void, Never>] = [:]
+        var taskCount = 0
+        /// The keep-alive, `connection_init` and session timers, on the channel's event loop.
+        var timers: [String: Scheduled<Void>] = [:]
         /// The connection is over: nothing more is read, started or delivered.
         var finished = false
+        /// Sends the server's close frame, once it decided to close.
+        var closing: Task<Void, Never>?
     }
 
     let app: String
@@ -83,71 +122,71 @@ final class GraphQLWSConnection: Sendable {
     let id = hex(randomBytes(6))
     let services: Services
     let outbound: WebSocketOutboundWriter
+    let writer: GraphQLWSFrameWriter
     let logger: Logger
     let state: Mutex<State>
-    /// Work started by the reader that runs beside it: `connection_init` checks, queries and mutations.
-    let operations: AsyncStream<@Sendable () async -> Void>
-    let operationQueue: AsyncStream<@Sendable () async -> Void>.Continuation
-    /// Changes and subscription starts, for the dispatcher; bounded by ``GraphQLWSSettings/maxPendingChanges``.
-    let events: AsyncStream<FeedEvent>
-    let eventQueue: AsyncStream<FeedEvent>.Continuation
-    /// Finishes once the dispatcher's feed subscription is open: the reader waits for it, so that every subscription
-    /// starts after the feed position it is replayed up to was taken.
-    let feedOpened: AsyncStream<Void>
-    let feedOpenedSignal: AsyncStream<Void>.Continuation
 
-    private init(app: String, services: Services, outbound: WebSocketOutboundWriter, logger: Logger) {
+    private init(app: String, services: Services, outbound: WebSocketOutboundWriter, writer: GraphQLWSFrameWriter, logger: Logger) {
         self.app = app
         self.services = services
         self.outbound = outbound
+        self.writer = writer
         var logger = logger
         logger[metadataKey: "app"] = .string(app)
         self.logger = logger
         state = Mutex(State(machine: GraphQLWSServerStateMachine(maximumSubscriptions: services.settings.maximumSubscriptions)))
-        (operations, operationQueue) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
-        (events, eventQueue) = AsyncStream.makeStream(
-            of: FeedEvent.self, bufferingPolicy: .bufferingOldest(max(1, services.settings.maxPendingChanges)))
-        (feedOpened, feedOpenedSignal) = AsyncStream.makeStream(of: Void.self)
     }
 
     /// Serves a connection of `app` until it closes: the peer closes it, the server does (the machine decided, or the
     /// server shuts down: 1001), or the socket fails.
     static func serve(
-        app: String, services: Services, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger
+        app: String, services: Services, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, writer: GraphQLWSFrameWriter,
+        logger: Logger
     ) async {
-        let connection = GraphQLWSConnection(app: app, services: services, outbound: outbound, logger: logger)
+        let connection = GraphQLWSConnection(app: app, services: services, outbound: outbound, writer: writer, logger: logger)
         await connection.run(inbound)
     }
 
     private func run(_ inbound: WebSocketInboundStream) async {
         logger.debug("graphql-transport-ws connection opened", metadata: ["connection": "\(id)"])
+        guard let position = await services.hub.register(self, app: app) else {
+            close(.goingAway)
+            await closed()
+            return
+        }
+        state.withLock { $0.position = position }
+        schedule("init", after: services.settings.initTimeout) { $0.initTimeoutFired() }
+        scheduleKeepAlive()
         await withGracefulShutdownHandler {
-            // Discarding: a connection that runs queries for hours keeps none of the finished ones.
-            await withDiscardingTaskGroup { group in
-                group.addTask { await self.read(inbound) }
-                group.addTask { await self.timers() }
-                group.addTask { await self.deliverChanges() }
-                // Ends when the connection finishes (or this task is cancelled).
-                for await operation in self.operations {
-                    group.addTask { await operation() }
-                }
-                await self.sendCloseFrame()
-                group.cancelAll()
-            }
+            await read(inbound)
         } onGracefulShutdown: {
             self.close(.goingAway)
         }
+        await closed()
         logger.debug("graphql-transport-ws connection closed", metadata: ["connection": "\(id)"])
+    }
+
+    /// After the reader ends: the connection leaves the hub, and its tasks are cancelled and waited for.
+    private func closed() async {
+        services.hub.unregister(self, app: app)
+        finish(sending: nil)
+        let running = state.withLock { Array($0.tasks.values) }
+        for task in running {
+            task.cancel()
+            await task.value
+        }
+        // The close frame goes out before the handler returns, or hummingbird-websocket would send its own (1000).
+        await state.withLock { $0.closing }?.value
     }
 
     /// Reads the client's messages until the connection ends, each through the rate limit, assembling fragmented
     /// ones up to the size limit: past either, the connection closes (4430, 1009) naming the limit.
     private func read(_ inbound: WebSocketInboundStream) async {
-        for await _ in feedOpened {}
         var rateLimit = MessageRateLimit(rate: services.settings.maxMessagesPerSecond)
         var message: (text: Bool, bytes: ByteBuffer)?
         do {
             for try await frame in inbound {
+                if state.withLock({ $0.finished }) { return }  // closing: the close frame is out, or on its way
                 var data = frame.data
                 switch frame.opcode {
                 case .text, .binary:
@@ -179,53 +218,77 @@ final class GraphQLWSConnection: Sendable {
                     close(.invalidMessage, reason: "Invalid message: graphql-transport-ws messages are text frames, not binary")
                     return
                 }
-                await perform(state.withLock { $0.machine.receive(String(buffer: whole.bytes)) })
+                let action = state.withLock { $0.machine.receive(String(buffer: whole.bytes)) }
+                if case .start(let subscription, let payload) = action {
+                    // In a child task: the reader lives as long as the socket, and would keep the memory a parse took.
+                    await withDiscardingTaskGroup { group in group.addTask { await self.start(subscription, payload) } }
+                } else {
+                    perform(action)
+                }
                 if state.withLock({ $0.finished }) { return }
             }
         } catch {
             logger.debug("Reading a graphql-transport-ws connection failed", metadata: ["connection": "\(id)", "error": "\(error)"])
         }
         // The peer closed the socket (its close frame is answered for us), or it failed.
-        await perform(state.withLock { $0.machine.socketClosed() })
-        finish(sending: nil)
+        perform(state.withLock { $0.machine.socketClosed() })
     }
 
-    /// The connection's timers, in one task: the wait for `connection_init` (4408 when none came in time), and a
-    /// `ping` every keep-alive interval; the machine closes with 4411 when nothing was heard since the previous one.
-    private func timers() async {
-        let clock = ContinuousClock()
-        var initDue: ContinuousClock.Instant? = clock.now + services.settings.initTimeout
-        var pingDue = clock.now + services.settings.keepAliveInterval
-        while true {
-            let next = initDue.map { min($0, pingDue) } ?? pingDue
-            do {
-                try await Task.sleep(until: next, clock: clock)
-            } catch {
-                return
-            }
-            if let due = initDue, due <= next {
-                initDue = nil
-                await perform(state.withLock { $0.machine.initTimeoutFired() })
-            }
-            if pingDue <= next {
-                pingDue = next + services.settings.keepAliveInterval
-                await perform(state.withLock { $0.machine.pingTimerFired() })
+    /// Schedules a machine event on the channel's event loop: `fire` is called after `delay` under the lock, and what
+    /// it decides is performed.
+    func schedule(
+        _ name: String, after delay: Duration, _ fire: @escaping @Sendable (inout GraphQLWSServerStateMachine) -> GraphQLWSServerStateMachine.Action
+    ) {
+        schedule(name, after: delay) { self.perform(self.state.withLock { fire(&$0.machine) }) }
+    }
+
+    /// Schedules `work` on the channel's event loop after `delay`, replacing the timer of that name; nothing once the
+    /// connection finished.
+    func schedule(_ name: String, after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        let amount = TimeAmount.nanoseconds(Int64(max(.zero, delay) / .nanoseconds(1)))
+        let timer = writer.channel.eventLoop.scheduleTask(in: amount, work)
+        let replaced = state.withLock { state -> Scheduled<Void>? in
+            guard !state.finished else { return timer }
+            defer { state.timers[name] = timer }
+            return state.timers[name]
+        }
+        replaced?.cancel()
+    }
+
+    /// A `ping` every keep-alive interval; the machine closes with 4411 when nothing was heard since the previous one.
+    private func scheduleKeepAlive() {
+        schedule("keepAlive", after: services.settings.keepAliveInterval) {
+            self.perform(self.state.withLock { $0.machine.pingTimerFired() })
+            self.scheduleKeepAlive()
+        }
+    }
+
+    /// Runs `work` in a task beside the reader, which the connection cancels and waits for when it ends; nothing once
+    /// the connection finished.
+    func spawn(_ work: @escaping @Sendable () async -> Void) {
+        state.withLock { state in
+            guard !state.finished else { return }
+            let number = state.taskCount
+            state.taskCount += 1
+            state.tasks[number] = Task {
+                await work()
+                _ = self.state.withLock { $0.tasks.removeValue(forKey: number) }
             }
         }
     }
 
-    /// Does what the machine decided.
-    func perform(_ action: GraphQLWSServerStateMachine.Action) async {
+    /// Does what the machine decided. A subscription's start is the reader's (``read(_:)``): it waits for it.
+    func perform(_ action: GraphQLWSServerStateMachine.Action) {
         switch action {
         case .none:
             return
         case .send(let message):
-            await send(message)
+            writer.write(message)
         case .authenticate(let payload):
             // Checked beside the reader: a `subscribe` sent before the answer is refused (4401), as graphql-ws does.
-            operationQueue.yield { await self.authenticate(payload) }
+            spawn { await self.authenticate(payload) }
         case .start(let subscription, let payload):
-            await Self.shortLived { await self.start(subscription, payload) }
+            spawn { await self.start(subscription, payload) }
         case .stop(let subscriptions):
             stop(subscriptions)
         case .close(let code, let reason, let stopping):
@@ -234,31 +297,9 @@ final class GraphQLWSConnection: Sendable {
         }
     }
 
-    /// Runs `work` in a child task that ends with it, and waits for it.
-    ///
-    /// A task keeps the memory its deepest call took (its allocator's slabs) for as long as it lives. The connection's
-    /// long-lived tasks (the reader, the dispatcher) would each keep tens of kilobytes after one subscription's parse
-    /// or replay, or one delivery's execution, for hours; run in a child, those frames are freed when it returns.
-    static func shortLived(_ work: @escaping @Sendable () async -> Void) async {
-        await withDiscardingTaskGroup { group in group.addTask { await work() } }
-    }
-
     /// Closes the connection from the server's side: shutdown (1001), a connection that fell behind (4410).
     func close(_ code: GraphQLWSCloseCode, reason: String? = nil) {
-        let action = state.withLock { $0.machine.close(code, reason: reason) }
-        if case .close(let code, let reason, let stopping) = action {
-            stop(stopping)
-            finish(sending: CloseFrame(code: code, reason: reason))
-        }
-    }
-
-    /// Writes a message as a text frame. Failures are the socket's, which the reader hears of too.
-    func send(_ message: GraphQLWSMessage) async {
-        do {
-            try await outbound.write(.text(String(decoding: message.json.jsonBytes, as: UTF8.self)))
-        } catch {
-            logger.debug("Writing to a graphql-transport-ws connection failed", metadata: ["connection": "\(id)", "error": "\(error)"])
-        }
+        perform(state.withLock { $0.machine.close(code, reason: reason) })
     }
 
     /// Stops delivering to these subscriptions. A query or mutation runs on to its end; the machine drops its answer.
@@ -271,34 +312,38 @@ final class GraphQLWSConnection: Sendable {
         }
     }
 
-    /// Ends the connection's work, once: no more operations start and the dispatcher stops; the run sends `frame`.
-    private func finish(sending frame: CloseFrame?) {
-        let first = state.withLock { state in
-            guard !state.finished else { return false }
-            state.finished = true
-            state.closeFrame = frame
-            state.live = [:]
-            return true
-        }
-        guard first else { return }
-        operationQueue.finish()
-        eventQueue.finish()
+    /// The close frame the server sends.
+    struct CloseFrame: Sendable {
+        var code: GraphQLWSCloseCode
+        var reason: String
     }
 
-    /// Sends the close frame the server decided on, if any, waiting at most ``GraphQLWSSettings/closeTimeout`` for a
-    /// socket that stopped taking data.
-    private func sendCloseFrame() async {
-        guard let frame = state.withLock({ $0.closeFrame }) else { return }
-        logger.debug("Closing a graphql-transport-ws connection", metadata: ["connection": "\(id)", "code": "\(frame.code)"])
-        let outbound = self.outbound
-        let timeout = services.settings.closeTimeout
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                try? await outbound.close(WebSocketErrorCode(codeNumber: Int(frame.code.rawValue)), reason: frame.reason)
-            }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            _ = await group.next()
-            group.cancelAll()
+    /// Ends the connection's work, once: no more operations start, timers stop, queued changes are dropped, and
+    /// `frame` is sent (``sendCloseFrame(_:)``).
+    private func finish(sending frame: CloseFrame?) {
+        let timers = state.withLock { state -> [Scheduled<Void>] in
+            guard !state.finished else { return [] }
+            state.finished = true
+            state.live = [:]
+            state.pending = []
+            // Not a task of the connection's: those are cancelled when the reader ends, which may be because of it.
+            if let frame { state.closing = Task { await self.sendCloseFrame(frame) } }
+            defer { state.timers = [:] }
+            return Array(state.timers.values)
         }
+        for timer in timers { timer.cancel() }
+    }
+
+    /// Sends the close frame the server decided on, after every message written before it, waiting at most
+    /// ``GraphQLWSSettings/closeTimeout`` for a socket that stopped taking data, and for the client's answer: the
+    /// socket is then closed, which ends the reader.
+    private func sendCloseFrame(_ frame: CloseFrame) async {
+        logger.debug("Closing a graphql-transport-ws connection", metadata: ["connection": "\(id)", "code": "\(frame.code)"])
+        let (outbound, channel) = (self.outbound, writer.channel)
+        let timeout = TimeAmount.nanoseconds(Int64(services.settings.closeTimeout / .nanoseconds(1)))
+        let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { _ in deadline.cancel() }
+        await writer.drained()
+        try? await outbound.close(WebSocketErrorCode(codeNumber: Int(frame.code.rawValue)), reason: frame.reason)
     }
 }

@@ -3,7 +3,22 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import KizunaCore
+import NIOCore
 import NIOWebSocket
+
+/// The request context of WebSocket upgrades: hummingbird-websocket's basic one, and the connection's channel, which
+/// ``GraphQLWSFrameWriter`` writes to.
+struct WebSocketUpgradeContext: RequestContext, WebSocketRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let webSocket: WebSocketHandlerReference<Self>
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        channel = source.channel
+    }
+}
 
 /// `GET /v1/apps/{app}/graphql` upgraded to a WebSocket: the data API over `graphql-transport-ws`, for subscriptions
 /// (and queries and mutations, answered once).
@@ -18,7 +33,7 @@ struct GraphQLWSController: Sendable {
 
     let services: GraphQLWSConnection.Services
 
-    func addRoutes(to router: Router<BasicWebSocketRequestContext>) {
+    func addRoutes(to router: Router<WebSocketUpgradeContext>) {
         router.ws("/v1/apps/{app}/graphql") { request, context in
             try await shouldUpgrade(request, context: context)
         } onUpgrade: { inbound, outbound, context in
@@ -27,7 +42,7 @@ struct GraphQLWSController: Sendable {
     }
 
     /// Upgrades a request for an app that exists, answering the subprotocol when the client offered it.
-    func shouldUpgrade(_ request: Request, context: BasicWebSocketRequestContext) async throws -> RouterShouldUpgrade {
+    func shouldUpgrade(_ request: Request, context: WebSocketUpgradeContext) async throws -> RouterShouldUpgrade {
         let app = try context.parameters.path("app")
         do {
             _ = try await services.schemas.runtime(app)
@@ -39,7 +54,7 @@ struct GraphQLWSController: Sendable {
     }
 
     func serve(
-        _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, context: WebSocketRouterContext<BasicWebSocketRequestContext>
+        _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, context: WebSocketRouterContext<WebSocketUpgradeContext>
     ) async throws {
         guard Self.offersSubprotocol(context.request.headers) else {
             let code = GraphQLWSCloseCode.subprotocolNotAcceptable
@@ -47,7 +62,9 @@ struct GraphQLWSController: Sendable {
             return
         }
         let app = try context.requestContext.parameters.path("app")
-        await GraphQLWSConnection.serve(app: app, services: services, inbound: inbound, outbound: outbound, logger: context.logger)
+        await GraphQLWSConnection.serve(
+            app: app, services: services, inbound: inbound, outbound: outbound, writer: GraphQLWSFrameWriter(channel: context.requestContext.channel),
+            logger: context.logger)
     }
 
     /// Whether the handshake's `Sec-WebSocket-Protocol` (a comma-separated list, possibly over several lines) names

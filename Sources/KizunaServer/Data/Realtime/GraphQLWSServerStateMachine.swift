@@ -220,6 +220,12 @@ package struct GraphQLWSServerStateMachine: Sendable {
         return .send(.next(id: subscription.id, payload: payload))
     }
 
+    /// Whether a result of that run would be sent now, as ``next(_:payload:)`` decides: for an I/O layer that writes
+    /// the `next` message itself (a payload written once for many connections).
+    package func isDelivering(_ subscription: Subscription) -> Bool {
+        isActive(subscription)
+    }
+
     /// An operation's results ended: a subscription's stream finished, or a query or mutation answered.
     ///
     /// - Returns: ``Action/send(_:)`` with `complete` while that run is active, otherwise ``Action/none`` (the client

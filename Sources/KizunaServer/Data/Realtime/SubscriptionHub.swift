@@ -1,0 +1,148 @@
+import KizunaCore
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Hands each data change to every graphql-transport-ws connection of its app, from one task for the whole server.
+///
+/// The hub is the change feed's one subscriber for all connections (``ChangeFeed/withSink(accept:ended:_:)``). For each
+/// data change it asks every connection of the change's app which of its subscriptions are live
+/// (``GraphQLWSConnection/collect(_:)``), matches them all at once (``SubscriptionMatcher``: the change decoded once,
+/// each shared payload executed once, the `via` records read once), and writes the `next` frames with one closure per
+/// event loop (``GraphQLWSFrameBatch``). An idle connection therefore has no task waiting for changes, and a change
+/// heard by ten thousand connections wakes one task, not ten thousand.
+///
+/// A connection with work of its own in progress — a subscription being replayed from its `since`, or changes queued
+/// behind one — is handed the change to its queue instead, and works through it in order (`GraphQLWSConnection+Feed`).
+/// Ends of sessions (``SessionEvents``) go to the queues of the connections of that user.
+///
+/// The hub keeps the position of the last change it handed out. A connection registers at that position, atomically
+/// with the fan-out, so each change is either handed to it or before its position: a subscription replayed up to the
+/// position then hears the rest live, with no gap and nothing twice.
+final class SubscriptionHub: Service, Sendable {
+    private struct Waiter {
+        let connection: GraphQLWSConnection
+        let app: String
+        let continuation: CheckedContinuation<Int64?, Never>
+    }
+
+    private struct State {
+        var connections: [String: [ObjectIdentifier: GraphQLWSConnection]] = [:]
+        /// The seq of the last change handed out; `nil` until the feed subscription is open.
+        var position: Int64?
+        /// Connections that asked to register before the feed subscription was open.
+        var waiters: [Waiter] = []
+        var stopped = false
+    }
+
+    /// How many changes the hub may have waiting before the feed cuts it off (every connection then resumes by seq).
+    static let buffer = 8192
+
+    private let feed: ChangeFeed
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    init(feed: ChangeFeed, logger: Logger) {
+        self.feed = feed
+        self.logger = logger
+    }
+
+    /// Adds a connection of `app`, once the hub hears the feed.
+    /// - Returns: The position it starts from, or `nil` when the hub has stopped (the server is shutting down).
+    func register(_ connection: GraphQLWSConnection, app: String) async -> Int64? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
+            let answer: Int64?? = state.withLock { state in
+                if state.stopped { return .some(nil) }
+                guard let position = state.position else {
+                    state.waiters.append(Waiter(connection: connection, app: app, continuation: continuation))
+                    return nil
+                }
+                state.connections[app, default: [:]][ObjectIdentifier(connection)] = connection
+                return .some(position)
+            }
+            if let answer { continuation.resume(returning: answer) }
+        }
+    }
+
+    /// Removes a connection that closed.
+    func unregister(_ connection: GraphQLWSConnection, app: String) {
+        state.withLock { state in
+            state.connections[app]?[ObjectIdentifier(connection)] = nil
+            if state.connections[app]?.isEmpty == true { state.connections[app] = nil }
+        }
+    }
+
+    func run() async throws {
+        defer { stop() }
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let (changes, queue) = AsyncStream.makeStream(of: ChangeRecord.self, bufferingPolicy: .bufferingOldest(Self.buffer))
+            let accept: @Sendable (ChangeRecord) -> Bool = { change in
+                guard change.kind == DataRuntime.changeKind || change.kind == SessionEvents.kind else { return true }
+                if case .dropped = queue.yield(change) { return false }
+                return true
+            }
+            try await feed.withSink(accept: accept, ended: { queue.finish() }) { position in
+                open(at: position)
+                for await change in changes.cancelOnGracefulShutdown() {
+                    await fanOut(change)
+                }
+            }
+            // The feed cut the hub off (it fell behind) or stopped: every connection resumes from its last seq.
+            let cut = state.withLock { state in
+                state.position = nil
+                defer { state.connections = [:] }
+                return state.connections.values.flatMap(\.values)
+            }
+            for connection in cut { connection.close(.fellBehind) }
+            if !cut.isEmpty { logger.warning("The subscription hub fell behind the change feed; its connections resume by seq") }
+        }
+    }
+
+    private func open(at position: Int64) {
+        let waiters = state.withLock { state in
+            state.position = position
+            for waiter in state.waiters {
+                state.connections[waiter.app, default: [:]][ObjectIdentifier(waiter.connection)] = waiter.connection
+            }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume(returning: position) }
+    }
+
+    private func stop() {
+        let waiters = state.withLock { state in
+            state.stopped = true
+            state.position = nil
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume(returning: nil) }
+    }
+
+    /// Hands one change to the connections it may be for.
+    private func fanOut(_ change: ChangeRecord) async {
+        let connections = state.withLock { state in
+            state.position = change.seq
+            if change.kind == SessionEvents.kind { return state.connections.values.flatMap(\.values) }
+            return Array((state.connections[change.entityId] ?? [:]).values)
+        }
+        guard change.kind == DataRuntime.changeKind else {
+            for connection in connections { connection.sessionsEnded(account: change.entityId) }
+            return
+        }
+        var groups: [Int64: [SubscriptionMatcher.Subscriber<GraphQLWSConnection.Target>]] = [:]
+        var runtimes: [Int64: DataRuntime] = [:]
+        for connection in connections {
+            for live in connection.collect(change) {
+                runtimes[live.runtime.version] = live.runtime
+                groups[live.runtime.version, default: []].append(
+                    .init(key: .init(connection: connection, subscription: live.subscription), caller: live.caller, request: live.request))
+            }
+        }
+        for version in groups.keys.sorted() {
+            guard let runtime = runtimes[version], let subscribers = groups[version] else { continue }
+            await GraphQLWSConnection.deliver(change, to: subscribers, runtime: runtime, logger: logger)
+        }
+    }
+}
