@@ -40,8 +40,9 @@ struct RealtimeOptions: ParsableArguments {
     @Option(
         name: .customLong("ws-max-pending-changes"),
         help: """
-            Changes a WebSocket's subscriptions may have waiting to be sent; a connection further behind is closed \
-            (4410) to resume from its last seq. Env: KIZUNA_WS_MAX_PENDING_CHANGES. Default: 256.
+            Deliveries a WebSocket may be sent while its client is not reading (its send buffer full), or changes it \
+            may have queued behind a replay; a connection further behind is closed (4410) to resume from its last \
+            seq. Env: KIZUNA_WS_MAX_PENDING_CHANGES. Default: 256.
             """
     )
     var maxPendingChanges: Int?

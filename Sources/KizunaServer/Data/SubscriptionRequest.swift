@@ -61,7 +61,7 @@ struct SubscriptionRequest: Sendable {
         limits: GraphQLLimits = GraphQLLimits()
     ) async throws -> SubscriptionRequest {
         let schema = try runtime.schema()
-        let admission = limits.admit(query, operationName: operationName, variables: variables, schema: schema)
+        let admission = limits.admit(query, operationName: operationName, variables: variables, schema: schema, cache: runtime.documents)
         guard case .admitted(let document, _) = admission else { throw SubscriptionRefusal(admission.errors) }
         guard let operation = GraphQLLimits.operation(in: document, named: operationName) else {
             let message =

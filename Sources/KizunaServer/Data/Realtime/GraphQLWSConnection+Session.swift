@@ -13,7 +13,7 @@ extension GraphQLWSConnection {
     /// expired, its account disabled or deleted), the connection closes with 4403 and the error's code as the reason.
     /// Sessions that end early are also heard of at once, through the change feed (``SessionEvents``).
     func scheduleSessionCheck(at millis: Int64) {
-        schedule("session", after: .milliseconds(max(0, millis - EpochMillis.now))) {
+        schedule(\.sessionTimer, after: .milliseconds(max(0, millis - EpochMillis.now))) {
             self.spawn {
                 guard let next = await self.recheckSession() else { return }
                 self.scheduleSessionCheck(at: next)

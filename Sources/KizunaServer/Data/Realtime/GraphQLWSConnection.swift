@@ -109,8 +109,11 @@ final class GraphQLWSConnection: Sendable {
         /// The tasks running beside the reader, by number.
         var tasks: [Int: Task<Void, Never>] = [:]
         var taskCount = 0
-        /// The keep-alive, `connection_init` and session timers, on the channel's event loop.
-        var timers: [String: Scheduled<Void>] = [:]
+        /// The timers on the channel's event loop: the wait for `connection_init`, the keep-alive `ping`, the session's
+        /// re-check.
+        var initTimer: Scheduled<Void>?
+        var keepAliveTimer: Scheduled<Void>?
+        var sessionTimer: Scheduled<Void>?
         /// The connection is over: nothing more is read, started or delivered.
         var finished = false
         /// Sends the server's close frame, once it decided to close.
@@ -123,39 +126,39 @@ final class GraphQLWSConnection: Sendable {
     let services: Services
     let outbound: WebSocketOutboundWriter
     let writer: GraphQLWSFrameWriter
-    let logger: Logger
+    /// The server's logger for the upgrade request; ``logger`` adds the app (made when logging, not kept per connection).
+    private let requestLogger: Logger
     let state: Mutex<State>
 
-    private init(app: String, services: Services, outbound: WebSocketOutboundWriter, writer: GraphQLWSFrameWriter, logger: Logger) {
+    var logger: Logger {
+        var logger = requestLogger
+        logger[metadataKey: "app"] = .string(app)
+        return logger
+    }
+
+    init(app: String, services: Services, outbound: WebSocketOutboundWriter, writer: GraphQLWSFrameWriter, logger: Logger) {
         self.app = app
         self.services = services
         self.outbound = outbound
         self.writer = writer
-        var logger = logger
-        logger[metadataKey: "app"] = .string(app)
-        self.logger = logger
+        requestLogger = logger
         state = Mutex(State(machine: GraphQLWSServerStateMachine(maximumSubscriptions: services.settings.maximumSubscriptions)))
     }
 
-    /// Serves a connection of `app` until it closes: the peer closes it, the server does (the machine decided, or the
-    /// server shuts down: 1001), or the socket fails.
-    static func serve(
-        app: String, services: Services, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, writer: GraphQLWSFrameWriter,
-        logger: Logger
-    ) async {
-        let connection = GraphQLWSConnection(app: app, services: services, outbound: outbound, writer: writer, logger: logger)
-        await connection.run(inbound)
-    }
-
-    private func run(_ inbound: WebSocketInboundStream) async {
+    /// Serves the connection until it closes: the peer closes it, the server does (the machine decided, or the server
+    /// shuts down: 1001), or the socket fails.
+    func run(_ inbound: WebSocketInboundStream) async {
         logger.debug("graphql-transport-ws connection opened", metadata: ["connection": "\(id)"])
-        guard let position = await services.hub.register(self, app: app) else {
+        // Registered at once when the hub is running; waiting (an allocation the reader would keep) only at start-up.
+        var position = services.hub.registerNow(self, app: app)
+        if position == nil { position = await services.hub.register(self, app: app) }
+        guard let position else {
             close(.goingAway)
             await closed()
             return
         }
         state.withLock { $0.position = position }
-        schedule("init", after: services.settings.initTimeout) { $0.initTimeoutFired() }
+        schedule(\.initTimer, after: services.settings.initTimeout) { $0.initTimeoutFired() }
         scheduleKeepAlive()
         await withGracefulShutdownHandler {
             await read(inbound)
@@ -220,8 +223,8 @@ final class GraphQLWSConnection: Sendable {
                 }
                 let action = state.withLock { $0.machine.receive(String(buffer: whole.bytes)) }
                 if case .start(let subscription, let payload) = action {
-                    // In a child task: the reader lives as long as the socket, and would keep the memory a parse took.
-                    await withDiscardingTaskGroup { group in group.addTask { await self.start(subscription, payload) } }
+                    // In a task of its own: the reader lives as long as the socket, and would keep the memory a parse took.
+                    await spawn { await self.start(subscription, payload) }?.value
                 } else {
                     perform(action)
                 }
@@ -237,27 +240,28 @@ final class GraphQLWSConnection: Sendable {
     /// Schedules a machine event on the channel's event loop: `fire` is called after `delay` under the lock, and what
     /// it decides is performed.
     func schedule(
-        _ name: String, after delay: Duration, _ fire: @escaping @Sendable (inout GraphQLWSServerStateMachine) -> GraphQLWSServerStateMachine.Action
+        _ name: WritableKeyPath<State, Scheduled<Void>?>, after delay: Duration,
+        _ fire: @escaping @Sendable (inout GraphQLWSServerStateMachine) -> GraphQLWSServerStateMachine.Action
     ) {
         schedule(name, after: delay) { self.perform(self.state.withLock { fire(&$0.machine) }) }
     }
 
     /// Schedules `work` on the channel's event loop after `delay`, replacing the timer of that name; nothing once the
     /// connection finished.
-    func schedule(_ name: String, after delay: Duration, _ work: @escaping @Sendable () -> Void) {
+    func schedule(_ name: WritableKeyPath<State, Scheduled<Void>?>, after delay: Duration, _ work: @escaping @Sendable () -> Void) {
         let amount = TimeAmount.nanoseconds(Int64(max(.zero, delay) / .nanoseconds(1)))
         let timer = writer.channel.eventLoop.scheduleTask(in: amount, work)
         let replaced = state.withLock { state -> Scheduled<Void>? in
             guard !state.finished else { return timer }
-            defer { state.timers[name] = timer }
-            return state.timers[name]
+            defer { state[keyPath: name] = timer }
+            return state[keyPath: name]
         }
         replaced?.cancel()
     }
 
     /// A `ping` every keep-alive interval; the machine closes with 4411 when nothing was heard since the previous one.
     private func scheduleKeepAlive() {
-        schedule("keepAlive", after: services.settings.keepAliveInterval) {
+        schedule(\.keepAliveTimer, after: services.settings.keepAliveInterval) {
             self.perform(self.state.withLock { $0.machine.pingTimerFired() })
             self.scheduleKeepAlive()
         }
@@ -265,15 +269,21 @@ final class GraphQLWSConnection: Sendable {
 
     /// Runs `work` in a task beside the reader, which the connection cancels and waits for when it ends; nothing once
     /// the connection finished.
-    func spawn(_ work: @escaping @Sendable () async -> Void) {
+    @discardableResult
+    func spawn(_ work: @escaping @Sendable () async -> Void) -> Task<Void, Never>? {
         state.withLock { state in
-            guard !state.finished else { return }
+            guard !state.finished else { return nil }
             let number = state.taskCount
             state.taskCount += 1
-            state.tasks[number] = Task {
+            let task = Task {
                 await work()
-                _ = self.state.withLock { $0.tasks.removeValue(forKey: number) }
+                self.state.withLock { state in
+                    state.tasks[number] = nil
+                    if state.tasks.isEmpty { state.tasks = [:] }  // its storage too: most connections are idle
+                }
             }
+            state.tasks[number] = task
+            return task
         }
     }
 
@@ -328,8 +338,8 @@ final class GraphQLWSConnection: Sendable {
             state.pending = []
             // Not a task of the connection's: those are cancelled when the reader ends, which may be because of it.
             if let frame { state.closing = Task { await self.sendCloseFrame(frame) } }
-            defer { state.timers = [:] }
-            return Array(state.timers.values)
+            defer { (state.initTimer, state.keepAliveTimer, state.sessionTimer) = (nil, nil, nil) }
+            return [state.initTimer, state.keepAliveTimer, state.sessionTimer].compactMap { $0 }
         }
         for timer in timers { timer.cancel() }
     }

@@ -62,9 +62,8 @@ struct GraphQLWSController: Sendable {
             return
         }
         let app = try context.requestContext.parameters.path("app")
-        await GraphQLWSConnection.serve(
-            app: app, services: services, inbound: inbound, outbound: outbound, writer: GraphQLWSFrameWriter(channel: context.requestContext.channel),
-            logger: context.logger)
+        let writer = GraphQLWSFrameWriter(channel: context.requestContext.channel)
+        await GraphQLWSConnection(app: app, services: services, outbound: outbound, writer: writer, logger: context.logger).run(inbound)
     }
 
     /// Whether the handshake's `Sec-WebSocket-Protocol` (a comma-separated list, possibly over several lines) names

@@ -5,8 +5,9 @@ package struct GraphQLWSSettings: Sendable {
     package var initTimeout: Duration = .seconds(3)
     /// How often the server sends a `ping`; a connection that sent nothing since the previous one is closed with 4411.
     package var keepAliveInterval: Duration = .seconds(30)
-    /// How many changes a connection's subscriptions may have waiting to be sent (its send buffer): a connection
-    /// further behind is closed with 4410, to resume from its last seq, rather than slow the others.
+    /// How many deliveries a connection may be sent while its client is not reading (its send buffer is over NIO's
+    /// high watermark), and how many changes it may have queued behind a replay: a connection further behind is
+    /// closed with 4410, to resume from its last seq, rather than slow the others or fill the server's memory.
     package var maxPendingChanges = 256
     /// How many operations one connection may run at once.
     package var maximumSubscriptions = 100

@@ -47,6 +47,16 @@ final class SubscriptionHub: Service, Sendable {
         self.logger = logger
     }
 
+    /// Adds a connection of `app` if the hub hears the feed now.
+    /// - Returns: The position it starts from, or `nil` when the hub is not running (``register(_:app:)`` waits).
+    func registerNow(_ connection: GraphQLWSConnection, app: String) -> Int64? {
+        state.withLock { state in
+            guard !state.stopped, let position = state.position else { return nil }
+            state.connections[app, default: [:]][ObjectIdentifier(connection)] = connection
+            return position
+        }
+    }
+
     /// Adds a connection of `app`, once the hub hears the feed.
     /// - Returns: The position it starts from, or `nil` when the hub has stopped (the server is shutting down).
     func register(_ connection: GraphQLWSConnection, app: String) async -> Int64? {
@@ -87,14 +97,20 @@ final class SubscriptionHub: Service, Sendable {
                     await fanOut(change)
                 }
             }
-            // The feed cut the hub off (it fell behind) or stopped: every connection resumes from its last seq.
+            // Shutting down: each connection closes itself (1001).
+            if Task.isShuttingDownGracefully || Task.isCancelled { return }
+            // The feed cut the hub off (it fell behind) or stopped: every connection resumes from its last seq, and
+            // the hub subscribes again after a pause (a stopped feed answers at once).
             let cut = state.withLock { state in
                 state.position = nil
                 defer { state.connections = [:] }
                 return state.connections.values.flatMap(\.values)
             }
             for connection in cut { connection.close(.fellBehind) }
-            if !cut.isEmpty { logger.warning("The subscription hub fell behind the change feed; its connections resume by seq") }
+            if !cut.isEmpty {
+                logger.warning("The subscription hub lost the change feed; its connections resume by seq", metadata: ["connections": "\(cut.count)"])
+            }
+            await cancelWhenGracefulShutdown { try? await Task.sleep(for: .seconds(1)) }
         }
     }
 
