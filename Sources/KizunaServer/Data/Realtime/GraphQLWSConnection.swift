@@ -151,7 +151,14 @@ final class GraphQLWSConnection: Sendable {
         logger.debug("graphql-transport-ws connection opened", metadata: ["connection": "\(id)"])
         // Registered at once when the hub is running; waiting (an allocation the reader would keep) only at start-up.
         var position = services.hub.registerNow(self, app: app)
-        if position == nil { position = await services.hub.register(self, app: app) }
+        if position == nil {
+            // A connection waiting for the hub (at start-up) must not hold up a shutdown, which stops the hub last.
+            position = await withGracefulShutdownHandler {
+                await services.hub.register(self, app: app)
+            } onGracefulShutdown: {
+                self.services.hub.abandon(self, app: self.app)
+            }
+        }
         guard let position else {
             close(.goingAway)
             await closed()

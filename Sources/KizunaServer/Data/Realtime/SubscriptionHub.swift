@@ -33,6 +33,8 @@ final class SubscriptionHub: Service, Sendable {
         /// Connections that asked to register before the feed subscription was open.
         var waiters: [Waiter] = []
         var stopped = false
+        /// Connections whose wait was given up before it began.
+        var abandoned: Set<ObjectIdentifier> = []
     }
 
     /// How many changes the hub may have waiting before the feed cuts it off (every connection then resumes by seq).
@@ -62,7 +64,7 @@ final class SubscriptionHub: Service, Sendable {
     func register(_ connection: GraphQLWSConnection, app: String) async -> Int64? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
             let answer: Int64?? = state.withLock { state in
-                if state.stopped { return .some(nil) }
+                if state.stopped || state.abandoned.remove(ObjectIdentifier(connection)) != nil { return .some(nil) }
                 guard let position = state.position else {
                     state.waiters.append(Waiter(connection: connection, app: app, continuation: continuation))
                     return nil
@@ -74,10 +76,24 @@ final class SubscriptionHub: Service, Sendable {
         }
     }
 
+    /// Gives up a wait in ``register(_:app:)`` (the server is shutting down): it returns `nil`.
+    func abandon(_ connection: GraphQLWSConnection, app: String) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.connection === connection }) else {
+                // Not waiting yet (it will not start to), or registered already (it closes itself).
+                if state.connections[app]?[ObjectIdentifier(connection)] == nil { state.abandoned.insert(ObjectIdentifier(connection)) }
+                return nil
+            }
+            return state.waiters.remove(at: index)
+        }
+        waiter?.continuation.resume(returning: nil)
+    }
+
     /// Removes a connection that closed.
     func unregister(_ connection: GraphQLWSConnection, app: String) {
         state.withLock { state in
             state.connections[app]?[ObjectIdentifier(connection)] = nil
+            state.abandoned.remove(ObjectIdentifier(connection))
             if state.connections[app]?.isEmpty == true { state.connections[app] = nil }
         }
     }
