@@ -323,6 +323,12 @@ struct GraphQLWSStateMachineTests {
         var machine = Machine(maximumSubscriptions: scenario.maximumSubscriptions)
         #expect(machine.state == .awaitingInit)
         for (index, step) in scenario.steps.enumerated() {
+            if case .next(let subscription, _) = step.event {
+                // The hub writes `next` itself when the machine says it delivers: the two answers must agree.
+                let delivers: Bool
+                if case .send = step.action { delivers = true } else { delivers = false }
+                #expect(machine.isDelivering(subscription) == delivers, "step \(index + 1), \(step.event)")
+            }
             let action = receive(step.event, on: &machine)
             #expect(action == step.action, "step \(index + 1), \(step.event)")
             #expect(machine.state == step.state, "step \(index + 1), \(step.event)")

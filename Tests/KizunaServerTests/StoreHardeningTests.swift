@@ -5,7 +5,6 @@ import HummingbirdTesting
 import KizunaCore
 import Logging
 import SQLKit
-import Synchronization
 import Testing
 
 @testable import KizunaServer
@@ -89,40 +88,14 @@ struct StoreHardeningTests {
         }
     }
 
-    /// PostgreSQL taken away under a running server (through a proxy the test cuts), then given back.
-    ///
-    /// About one full run in ten once stalled in here with no thread busy and no connection open, and a time limit
-    /// cannot end a wait that ignores cancellation: the body runs in a task of its own, and the test fails after three
-    /// minutes naming the last step it reached, instead of holding up the whole run.
+    /// PostgreSQL taken away under a running server (through a proxy the test cuts), then given back; under a deadline
+    /// that names the step a stall happened at (``withDeadline(_:_:)``).
     @Test(arguments: TestBackend.available.filter { $0 == .postgres })
     func aStoreThatCannotBeReachedIs503AndTheServerRecovers(_ backend: TestBackend) async throws {
-        let step = Step()
-        let body = Task { try await Self.cutAndRestoreTheStore(backend, step: step) }
-        let (outcome, report) = AsyncStream.makeStream(of: Result<Void, any Error>?.self)
-        Task {
-            report.yield(await body.result)
-            report.finish()
-        }
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(180))
-            report.yield(nil)
-        }
-        var iterator = outcome.makeAsyncIterator()
-        let result = await iterator.next() ?? nil
-        deadline.cancel()
-        guard let result else {
-            Issue.record("No answer after 180 s; the last step reached: \(step.value.withLock { $0 })")
-            return
-        }
-        try result.get()
+        try await withDeadline(.seconds(180)) { step in try await Self.cutAndRestoreTheStore(backend, step: step) }
     }
 
-    /// The step a test has reached, for its failure message.
-    final class Step: Sendable {
-        let value = Mutex("starting")
-    }
-
-    private static func cutAndRestoreTheStore(_ backend: TestBackend, step: Step) async throws {
+    private static func cutAndRestoreTheStore(_ backend: TestBackend, step: TestStep) async throws {
         let (proxy, proxyURL) = try await TCPProxy.postgres()
         try await withTestStore(backend) { store in
             guard case .postgres(_, let schema) = store.location else { return }
@@ -132,18 +105,18 @@ struct StoreHardeningTests {
             let parts = try await ServerParts(configuration: configuration)
             let readiness = parts.readiness
             try await parts.application().test(.live) { client in
-                step.value.withLock { $0 = "waiting for readiness" }
+                step.reached("waiting for readiness")
                 #expect(await readiness.settled() == .ready)
-                step.value.withLock { $0 = "waiting for the bootstrap token" }
+                step.reached("waiting for the bootstrap token")
                 var iterator = tokens.makeAsyncIterator()
                 let token = try #require(await iterator.next()).token
                 let admin: HTTPFields = [.authorization: "Bearer \(token)"]
-                step.value.withLock { $0 = "listing apps before the cut" }
+                step.reached("listing apps before the cut")
                 #expect(try await client.execute(uri: "/v1/admin/apps", method: .get, headers: admin).status == .ok)
 
-                step.value.withLock { $0 = "cutting the proxy" }
+                step.reached("cutting the proxy")
                 await proxy.cut()
-                step.value.withLock { $0 = "asking while cut" }
+                step.reached("asking while cut")
                 let down = try await client.execute(uri: "/v1/admin/apps", method: .get, headers: admin)
                 #expect(down.status == .serviceUnavailable && down.headers[.retryAfter] == "5")
                 let error = try WireFormat.decoder().decode(ErrorEnvelope.self, from: Data(down.body.readableBytesView)).kizunaError
@@ -152,21 +125,21 @@ struct StoreHardeningTests {
                 #expect(health.status == .serviceUnavailable && String(buffer: health.body).contains("store_unavailable"))
                 #expect(try await client.execute(uri: "/health/live", method: .get).status == .ok)
 
-                step.value.withLock { $0 = "restoring the proxy" }
+                step.reached("restoring the proxy")
                 try await proxy.restore()
                 // The pool drops the dead connections and opens new ones; the first requests may still meet a dead one.
-                step.value.withLock { $0 = "asking after the restore" }
+                step.reached("asking after the restore")
                 var recovered = false
                 for _ in 0..<20 where !recovered {
                     recovered = try await client.execute(uri: "/v1/admin/apps", method: .get, headers: admin).status == .ok
                 }
                 #expect(recovered)
                 #expect(try await client.execute(uri: "/health/ready", method: .get).status == .ok)
-                step.value.withLock { $0 = "shutting the server down" }
+                step.reached("shutting the server down")
             }
-            step.value.withLock { $0 = "dropping the test schema" }
+            step.reached("dropping the test schema")
         }
-        step.value.withLock { $0 = "cutting the proxy at the end" }
+        step.reached("cutting the proxy at the end")
         await proxy.cut()
     }
 

@@ -3,13 +3,19 @@ import Synchronization
 
 /// What an app's subscription deliveries share across connections, so that a change heard by ten thousand subscribers
 /// costs about what it costs for one: the change decoded once, and each shared payload (the same document and
-/// variables, selecting only the record's own fields: ``SubscriptionRequest/sharedKey``) executed once. Connections
-/// work through a change at about the same moment; the cache keeps the most recent changes only.
+/// variables, selecting only the record's own fields: ``SubscriptionRequest/sharedKey``) executed and written as JSON
+/// once. The ``SubscriptionHub`` matches a change for every connection at once; connections replaying or catching up
+/// (their drainers) come to the same recent changes at about the same moment. The cache keeps the most recent only.
 final class DeliveryCache: Sendable {
-    /// A payload as every subscriber it is for receives it: the value, and its JSON text, written once.
+    /// A `next` payload and its JSON text, written once however many subscribers it is sent to.
     struct SharedPayload: Sendable {
         let json: JSONValue
         let bytes: [UInt8]
+
+        init(_ json: JSONValue) {
+            self.json = json
+            bytes = json.jsonBytes
+        }
     }
 
     private struct PayloadKey: Hashable {
@@ -46,10 +52,7 @@ final class DeliveryCache: Sendable {
         let id = PayloadKey(seq: seq, request: key)
         let task = state.withLock { state in
             if let running = state.payloads[id] { return running }
-            let started = Task {
-                let json = try await make()
-                return SharedPayload(json: json, bytes: json.jsonBytes)
-            }
+            let started = Task { SharedPayload(try await make()) }
             state.payloads[id] = started
             Self.note(seq, in: &state)
             return started

@@ -81,29 +81,34 @@ struct SubscriptionMatcher: Sendable {
         request.model.name == change.model.name && request.kind == change.kind && request.filter.matches(change.record)
     }
 
+    /// What one subscriber is sent.
+    struct Delivery<Key: Sendable>: Sendable {
+        var key: Key
+        /// The `next` payload (``payload(of:for:_:)``).
+        var payload: JSONValue
+        /// Its JSON text: written once for every subscriber a shared payload is for (``DeliveryCache``).
+        var text: [UInt8]
+    }
+
     /// What `change` sends to each of `subscribers`, in their order; those it is not for are left out.
-    /// - Returns: Each subscriber's key with its `next` payload (``payload(of:for:_:)``), and the payload's JSON text
-    ///   when it is shared (``SubscriptionRequest/sharedKey``), written once for all who receive it.
     /// - Throws: What loading the `via` records throws: the change is then for nobody yet, and the caller retries it.
-    func deliveries<Key: Sendable>(
-        of change: ChangeRecord, to subscribers: [Subscriber<Key>]
-    ) async throws -> [(key: Key, payload: JSONValue, encoded: [UInt8]?)] {
+    func deliveries<Key: Sendable>(of change: ChangeRecord, to subscribers: [Subscriber<Key>]) async throws -> [Delivery<Key>] {
         guard let decoded = runtime.deliveries.change(change.seq, decode: { decode(change) }) else { return [] }
         let interested = subscribers.filter { wants($0.request, decoded) }
         guard !interested.isEmpty else { return [] }
         let authorization = runtime.authorization
         var via: [String: [String: JSONValue]] = [:]
         if !authorization.viaFields(of: decoded.model, for: .read).isEmpty { via = try await related(decoded.model, decoded.record) }
-        var deliveries: [(key: Key, payload: JSONValue, encoded: [UInt8]?)] = []
+        var deliveries: [Delivery<Key>] = []
         for subscriber in interested where authorization.mayRead(decoded.model, record: decoded.record, related: via, for: subscriber.caller) {
-            if let shared = subscriber.request.sharedKey {
-                let (caller, request) = (subscriber.caller, subscriber.request)
-                let sent = try await runtime.deliveries.payload(decoded.seq, shared) { try await payload(of: decoded, for: caller, request) }
-                deliveries.append((key: subscriber.key, payload: sent.json, encoded: sent.bytes))
+            let (caller, request) = (subscriber.caller, subscriber.request)
+            let sent: DeliveryCache.SharedPayload
+            if let shared = request.sharedKey {
+                sent = try await runtime.deliveries.payload(decoded.seq, shared) { try await payload(of: decoded, for: caller, request) }
             } else {
-                deliveries.append(
-                    (key: subscriber.key, payload: try await payload(of: decoded, for: subscriber.caller, subscriber.request), encoded: nil))
+                sent = DeliveryCache.SharedPayload(try await payload(of: decoded, for: caller, request))
             }
+            deliveries.append(Delivery(key: subscriber.key, payload: sent.json, text: sent.bytes))
         }
         return deliveries
     }

@@ -1,6 +1,5 @@
 import KizunaCore
 import Logging
-import NIOCore
 import Synchronization
 
 extension GraphQLWSConnection {
@@ -9,7 +8,7 @@ extension GraphQLWSConnection {
     /// While the connection has work in order (``State/draining``), the change is queued behind it; past
     /// ``GraphQLWSSettings/maxPendingChanges`` queued changes the connection closes with 4410 and the client resumes
     /// from its last seq. Otherwise the subscriptions that have not seen it are returned, marked as having seen it, for
-    /// the hub to match and deliver (``deliver(_:to:runtime:logger:)``).
+    /// the hub to match and deliver (``deliver(_:to:logger:)``).
     func collect(_ change: ChangeRecord) -> [LiveSubscription] {
         let limit = services.settings.maxPendingChanges
         let (live, overflow) = state.withLock { state -> ([LiveSubscription], Bool) in
@@ -19,15 +18,20 @@ extension GraphQLWSConnection {
                 state.pending.append(.change(change))
                 return ([], state.pending.count > limit)
             }
-            var live: [LiveSubscription] = []
-            for (id, subscriber) in state.live where subscriber.lastSeq < change.seq {
-                live.append(subscriber)
-                state.live[id]?.lastSeq = change.seq
-            }
-            return (live.sorted { $0.subscription.serial < $1.subscription.serial }, false)
+            return (Self.unseen(change, in: &state), false)
         }
         if overflow { close(.fellBehind) }
         return live
+    }
+
+    /// The live subscriptions that have not seen `change`, in the order they began, marked as having seen it.
+    private static func unseen(_ change: ChangeRecord, in state: inout State) -> [LiveSubscription] {
+        var live: [LiveSubscription] = []
+        for (id, subscriber) in state.live where subscriber.lastSeq < change.seq {
+            live.append(subscriber)
+            state.live[id]?.lastSeq = change.seq
+        }
+        return live.sorted { $0.subscription.serial < $1.subscription.serial }
     }
 
     /// Sessions of `account` ended: when it is the connection's user, its own session is re-checked, in order with
@@ -91,10 +95,7 @@ extension GraphQLWSConnection {
                     }
                     let missed = try await services.feed.replay(after: since, through: position, kinds: [DataRuntime.changeKind], entityId: app)
                     for change in missed {
-                        let target = SubscriptionMatcher.Subscriber(
-                            key: Target(connection: self, subscription: subscriber.subscription), caller: subscriber.caller,
-                            request: subscriber.request)
-                        guard await Self.deliver(change, to: [target], runtime: subscriber.runtime, logger: logger) else { return }
+                        guard await Self.deliver(change, to: [(self, subscriber)], logger: logger) else { return }
                     }
                 } catch {
                     couldNotDeliver(error)
@@ -114,57 +115,45 @@ extension GraphQLWSConnection {
 
     /// Delivers a queued change to every subscription that has not seen it yet.
     private func dispatch(_ change: ChangeRecord) async {
-        let subscribers = state.withLock { state in
-            var live: [LiveSubscription] = []
-            for (id, subscriber) in state.live where subscriber.lastSeq < change.seq {
-                live.append(subscriber)
-                state.live[id]?.lastSeq = change.seq
-            }
-            return live.sorted { $0.subscription.serial < $1.subscription.serial }
-        }
-        let byVersion = Dictionary(grouping: subscribers) { $0.runtime.version }
-        for version in byVersion.keys.sorted() {
-            guard let group = byVersion[version], let runtime = group.first?.runtime else { continue }
-            let targets = group.map {
-                SubscriptionMatcher.Subscriber(key: Target(connection: self, subscription: $0.subscription), caller: $0.caller, request: $0.request)
-            }
-            guard await Self.deliver(change, to: targets, runtime: runtime, logger: logger) else { return }
-        }
+        let live = state.withLock { Self.unseen(change, in: &$0) }
+        await Self.deliver(change, to: live.map { (self, $0) }, logger: logger)
     }
 
     /// Sends `change` to those of `subscribers` it is for, as ``SubscriptionMatcher`` decides (their model and kind of
-    /// change, their filter, the read rules), all checked on `runtime`'s schema version; the frames go out with one
-    /// closure per event loop. A change that cannot be matched (the `via` records could not be read) closes each
-    /// subscriber's connection with 4410, so the client resumes from its last seq rather than silently miss it.
+    /// change, their filter, the read rules), each matched on the schema version it was checked on; the frames go out
+    /// with one closure per event loop. A change that cannot be matched (the `via` records could not be read) closes
+    /// each subscriber's connection with 4410, so the client resumes from its last seq rather than silently miss it.
     /// - Returns: `false` when it could not be matched.
     @discardableResult
-    static func deliver(
-        _ change: ChangeRecord, to subscribers: [SubscriptionMatcher.Subscriber<Target>], runtime: DataRuntime, logger: Logger
-    ) async
-        -> Bool
-    {
-        let deliveries: [(key: Target, payload: JSONValue, encoded: [UInt8]?)]
-        do {
-            deliveries = try await SubscriptionMatcher(runtime: runtime, logger: logger).deliveries(of: change, to: subscribers)
-        } catch {
-            var closed = Set<ObjectIdentifier>()
-            for subscriber in subscribers where closed.insert(ObjectIdentifier(subscriber.key.connection)).inserted {
-                subscriber.key.connection.couldNotDeliver(error)
-            }
-            return false
-        }
+    static func deliver(_ change: ChangeRecord, to subscribers: [(GraphQLWSConnection, LiveSubscription)], logger: Logger) async -> Bool {
+        let byVersion = Dictionary(grouping: subscribers) { $0.1.runtime.version }
         var batch = GraphQLWSFrameBatch()
-        for delivery in deliveries {
-            delivery.key.connection.next(delivery.key.subscription, payload: delivery.payload, encoded: delivery.encoded, into: &batch)
+        defer { batch.send() }
+        for version in byVersion.keys.sorted() {
+            guard let group = byVersion[version], let runtime = group.first?.1.runtime else { continue }
+            let targets = group.map { connection, live in
+                SubscriptionMatcher.Subscriber(
+                    key: Target(connection: connection, subscription: live.subscription), caller: live.caller, request: live.request)
+            }
+            do {
+                for delivery in try await SubscriptionMatcher(runtime: runtime, logger: logger).deliveries(of: change, to: targets) {
+                    delivery.key.connection.next(delivery.key.subscription, payload: delivery.text, into: &batch)
+                }
+            } catch {
+                var closed = Set<ObjectIdentifier>()
+                for (connection, _) in subscribers where closed.insert(ObjectIdentifier(connection)).inserted {
+                    connection.couldNotDeliver(error)
+                }
+                return false
+            }
         }
-        batch.send()
         return true
     }
 
-    /// Adds a subscription's `next` to `batch`, if the machine still delivers to it. A connection whose channel is
-    /// over its high watermark (the client stopped reading) is allowed ``GraphQLWSSettings/maxPendingChanges`` such
-    /// deliveries, and then closed with 4410.
-    private func next(_ subscription: Subscription, payload: JSONValue, encoded: [UInt8]?, into batch: inout GraphQLWSFrameBatch) {
+    /// Adds a subscription's `next`, whose payload is the JSON text `payload`, to `batch` if the machine still delivers
+    /// to it. A connection whose channel is over its high watermark (the client stopped reading) is allowed
+    /// ``GraphQLWSSettings/maxPendingChanges`` such deliveries, and then closed with 4410.
+    private func next(_ subscription: Subscription, payload: [UInt8], into batch: inout GraphQLWSFrameBatch) {
         let limit = services.settings.maxPendingChanges
         let writable = writer.isWritable
         let verdict = state.withLock { state -> Bool? in
@@ -173,17 +162,9 @@ extension GraphQLWSConnection {
             return state.unwritableDeliveries <= limit
         }
         switch verdict {
-        case nil:
-            return
-        case false?:
-            close(.fellBehind)
-        case true?:
-            if let encoded {
-                batch.add(GraphQLWSFrameWriter.next(id: subscription.id, payload: encoded), to: writer)
-            } else {
-                let message = GraphQLWSMessage.next(id: subscription.id, payload: payload.objectValue ?? [:])
-                batch.add(ByteBuffer(bytes: message.json.jsonBytes), to: writer)
-            }
+        case nil: return
+        case false?: close(.fellBehind)
+        case true?: batch.add(GraphQLWSFrameWriter.next(id: subscription.id, payload: payload), to: writer)
         }
     }
 

@@ -40,7 +40,7 @@ extension GraphQLWSConnection {
     }
 
     /// Starts an operation: a subscription is parsed and checked here, before the reader reads on, and handed to the
-    /// dispatcher; a query or mutation runs beside the reader and answers with `next` and `complete`.
+    /// drainer (``enqueueStart(_:)``); a query or mutation runs beside the reader and answers with `next` and `complete`.
     func start(_ subscription: Subscription, _ payload: GraphQLWSSubscribePayload) async {
         let runtime: DataRuntime
         do {

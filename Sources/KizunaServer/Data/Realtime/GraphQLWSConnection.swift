@@ -149,16 +149,9 @@ final class GraphQLWSConnection: Sendable {
     /// shuts down: 1001), or the socket fails.
     func run(_ inbound: WebSocketInboundStream) async {
         logger.debug("graphql-transport-ws connection opened", metadata: ["connection": "\(id)"])
-        // Registered at once when the hub is running; waiting (an allocation the reader would keep) only at start-up.
+        // Registered at once while the hub runs; waiting (an allocation the reader would keep) only when it does not.
         var position = services.hub.registerNow(self, app: app)
-        if position == nil {
-            // A connection waiting for the hub (at start-up) must not hold up a shutdown, which stops the hub last.
-            position = await withGracefulShutdownHandler {
-                await services.hub.register(self, app: app)
-            } onGracefulShutdown: {
-                self.services.hub.abandon(self, app: self.app)
-            }
-        }
+        if position == nil { position = await cancelWhenGracefulShutdown { await self.services.hub.register(self, app: self.app) } }
         guard let position else {
             close(.goingAway)
             await closed()
@@ -228,13 +221,8 @@ final class GraphQLWSConnection: Sendable {
                     close(.invalidMessage, reason: "Invalid message: graphql-transport-ws messages are text frames, not binary")
                     return
                 }
-                let action = state.withLock { $0.machine.receive(String(buffer: whole.bytes)) }
-                if case .start(let subscription, let payload) = action {
-                    // In a task of its own: the reader lives as long as the socket, and would keep the memory a parse took.
-                    await spawn { await self.start(subscription, payload) }?.value
-                } else {
-                    perform(action)
-                }
+                // A subscription's start is waited for, so that what the client sends next finds it live.
+                await perform(state.withLock { $0.machine.receive(String(buffer: whole.bytes)) })?.value
                 if state.withLock({ $0.finished }) { return }
             }
         } catch {
@@ -250,7 +238,7 @@ final class GraphQLWSConnection: Sendable {
         _ name: WritableKeyPath<State, Scheduled<Void>?>, after delay: Duration,
         _ fire: @escaping @Sendable (inout GraphQLWSServerStateMachine) -> GraphQLWSServerStateMachine.Action
     ) {
-        schedule(name, after: delay) { self.perform(self.state.withLock { fire(&$0.machine) }) }
+        schedule(name, after: delay) { _ = self.perform(self.state.withLock { fire(&$0.machine) }) }
     }
 
     /// Schedules `work` on the channel's event loop after `delay`, replacing the timer of that name; nothing once the
@@ -294,24 +282,28 @@ final class GraphQLWSConnection: Sendable {
         }
     }
 
-    /// Does what the machine decided. A subscription's start is the reader's (``read(_:)``): it waits for it.
-    func perform(_ action: GraphQLWSServerStateMachine.Action) {
+    /// Does what the machine decided.
+    /// - Returns: The task starting a subscription, for the reader to wait for (``read(_:)``); in a task of its own,
+    ///   since the reader lives as long as the socket and would keep the memory a parse took.
+    @discardableResult
+    func perform(_ action: GraphQLWSServerStateMachine.Action) -> Task<Void, Never>? {
         switch action {
         case .none:
-            return
+            break
         case .send(let message):
             writer.write(message)
         case .authenticate(let payload):
             // Checked beside the reader: a `subscribe` sent before the answer is refused (4401), as graphql-ws does.
             spawn { await self.authenticate(payload) }
         case .start(let subscription, let payload):
-            spawn { await self.start(subscription, payload) }
+            return spawn { await self.start(subscription, payload) }
         case .stop(let subscriptions):
             stop(subscriptions)
         case .close(let code, let reason, let stopping):
             stop(stopping)
             finish(sending: CloseFrame(code: code, reason: reason))
         }
+        return nil
     }
 
     /// Closes the connection from the server's side: shutdown (1001), a connection that fell behind (4410).

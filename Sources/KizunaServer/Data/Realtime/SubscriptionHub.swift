@@ -33,8 +33,6 @@ final class SubscriptionHub: Service, Sendable {
         /// Connections that asked to register before the feed subscription was open.
         var waiters: [Waiter] = []
         var stopped = false
-        /// Connections whose wait was given up before it began.
-        var abandoned: Set<ObjectIdentifier> = []
     }
 
     /// How many changes the hub may have waiting before the feed cuts it off (every connection then resumes by seq).
@@ -59,41 +57,38 @@ final class SubscriptionHub: Service, Sendable {
         }
     }
 
-    /// Adds a connection of `app`, once the hub hears the feed.
-    /// - Returns: The position it starts from, or `nil` when the hub has stopped (the server is shutting down).
+    /// Adds a connection of `app` once the hub hears the feed (at start-up, or while it subscribes again).
+    /// - Returns: The position it starts from, or `nil` when the hub stopped or the waiting task was cancelled (the
+    ///   connection's on a shutdown: the hub stops only after the server has closed its connections).
     func register(_ connection: GraphQLWSConnection, app: String) async -> Int64? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
-            let answer: Int64?? = state.withLock { state in
-                if state.stopped || state.abandoned.remove(ObjectIdentifier(connection)) != nil { return .some(nil) }
-                guard let position = state.position else {
-                    state.waiters.append(Waiter(connection: connection, app: app, continuation: continuation))
-                    return nil
+        if let position = registerNow(connection, app: app) { return position }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
+                let answer: Int64?? = state.withLock { state in
+                    // Checked under the lock, so a cancellation either finds the waiter below or is seen here.
+                    if state.stopped || Task.isCancelled { return .some(nil) }
+                    guard let position = state.position else {
+                        state.waiters.append(Waiter(connection: connection, app: app, continuation: continuation))
+                        return nil
+                    }
+                    state.connections[app, default: [:]][ObjectIdentifier(connection)] = connection
+                    return .some(position)
                 }
-                state.connections[app, default: [:]][ObjectIdentifier(connection)] = connection
-                return .some(position)
+                if let answer { continuation.resume(returning: answer) }
             }
-            if let answer { continuation.resume(returning: answer) }
-        }
-    }
-
-    /// Gives up a wait in ``register(_:app:)`` (the server is shutting down): it returns `nil`.
-    func abandon(_ connection: GraphQLWSConnection, app: String) {
-        let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.connection === connection }) else {
-                // Not waiting yet (it will not start to), or registered already (it closes itself).
-                if state.connections[app]?[ObjectIdentifier(connection)] == nil { state.abandoned.insert(ObjectIdentifier(connection)) }
-                return nil
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.connection === connection }) else { return nil }
+                return state.waiters.remove(at: index)
             }
-            return state.waiters.remove(at: index)
+            waiter?.continuation.resume(returning: nil)
         }
-        waiter?.continuation.resume(returning: nil)
     }
 
     /// Removes a connection that closed.
     func unregister(_ connection: GraphQLWSConnection, app: String) {
         state.withLock { state in
             state.connections[app]?[ObjectIdentifier(connection)] = nil
-            state.abandoned.remove(ObjectIdentifier(connection))
             if state.connections[app]?.isEmpty == true { state.connections[app] = nil }
         }
     }
@@ -163,18 +158,8 @@ final class SubscriptionHub: Service, Sendable {
             for connection in connections { connection.sessionsEnded(account: change.entityId) }
             return
         }
-        var groups: [Int64: [SubscriptionMatcher.Subscriber<GraphQLWSConnection.Target>]] = [:]
-        var runtimes: [Int64: DataRuntime] = [:]
-        for connection in connections {
-            for live in connection.collect(change) {
-                runtimes[live.runtime.version] = live.runtime
-                groups[live.runtime.version, default: []].append(
-                    .init(key: .init(connection: connection, subscription: live.subscription), caller: live.caller, request: live.request))
-            }
-        }
-        for version in groups.keys.sorted() {
-            guard let runtime = runtimes[version], let subscribers = groups[version] else { continue }
-            await GraphQLWSConnection.deliver(change, to: subscribers, runtime: runtime, logger: logger)
-        }
+        let live = connections.flatMap { connection in connection.collect(change).map { (connection, $0) } }
+        guard !live.isEmpty else { return }
+        await GraphQLWSConnection.deliver(change, to: live, logger: logger)
     }
 }
