@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        // Tests only: child processes (the kizuna binary, the Python outside clients) without Foundation's Process.
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
         .package(url: "https://github.com/vapor/async-kit.git", from: "1.20.0"),
         .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.14.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.25.0"),
@@ -109,6 +111,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -146,6 +149,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             swiftSettings: swiftSettings
         ),

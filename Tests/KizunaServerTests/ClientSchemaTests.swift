@@ -44,7 +44,7 @@ struct ClientSchemaTests {
             defer { try? FileManager.default.removeItem(at: file) }
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("Contract/graphql_check.py")
-            let run = try await ContractTests.pythonAsync([
+            let run = try await Python.run([
                 script.path, "sdl", file.path, "Query.getMessage", "Query.listMessagesByRoom", "Query.syncRooms", "Mutation.createMessage",
                 "Mutation.deleteRoom", "Room.messages", "Message.room",
             ])

@@ -41,48 +41,12 @@ struct ContractTests {
             let spec = directory.appendingPathComponent("openapi.yaml")
             try Data(try OpenAPIDocument.bytes()).write(to: spec)
 
-            let run = try await Self.pythonAsync([
+            let run = try await Python.run([
                 Self.script.path, "--base-url", "http://127.0.0.1:\(port)", "--admin-token", server.adminToken, "--user-token",
                 grant.session.accessToken, "--app", "shop", "--spec", spec.path, "--report-dir", directory.appendingPathComponent("reports").path,
             ])
             #expect(run.status == 0, "schemathesis found contract breaks:\n\(run.output.suffix(6000))")
             print("schemathesis", run.output.components(separatedBy: "=== summary").last ?? "")
         }
-    }
-
-    /// Runs python3 with `arguments` under a shell that writes its exit status to a file, and waits for that file.
-    ///
-    /// Foundation's `terminationHandler` on Linux was seen to go unanswered when another test launched processes at
-    /// the same moment (the migration kill test), hanging the suite; the status file does not depend on it. Nothing
-    /// else announces the exit, so this polls the file (every 250 ms, for at most 15 minutes) without holding a thread.
-    static func pythonAsync(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-contract-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let log = directory.appendingPathComponent("output.log")
-        let status = directory.appendingPathComponent("status")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments =
-            [
-                "-c", #"python3 "$@" > "$KIZUNA_LOG" 2>&1; echo $? > "$KIZUNA_STATUS.tmp"; mv "$KIZUNA_STATUS.tmp" "$KIZUNA_STATUS""#, "sh",
-            ] + arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["KIZUNA_LOG"] = log.path
-        environment["KIZUNA_STATUS"] = status.path
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = ContinuousClock.now + .seconds(900)
-        while !FileManager.default.fileExists(atPath: status.path) {
-            guard ContinuousClock.now < deadline else {
-                process.terminate()
-                return (-1, ((try? String(contentsOf: log, encoding: .utf8)) ?? "") + "\n(gave up after 15 minutes)")
-            }
-            try await Task.sleep(for: .milliseconds(250))
-        }
-        let code = Int32((try String(contentsOf: status, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
-        return (code, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
     }
 }

@@ -52,7 +52,7 @@ struct GQLClientTests {
             let file = directory.appendingPathComponent("setup.json")
             try JSONEncoder().encode(setup).write(to: file)
 
-            let run = try await ContractTests.pythonAsync([Self.contract.appendingPathComponent("gql_client.py").path, file.path])
+            let run = try await Python.run([Self.contract.appendingPathComponent("gql_client.py").path, file.path])
             if run.status == 77 {
                 try #require(!ContractTests.isCI, "CI=true: gql must be installed (pip install 'gql[requests]'): \(run.output)")
                 try Test.cancel("gql is not installed (pip install 'gql[requests]'); .ci/run installs it")

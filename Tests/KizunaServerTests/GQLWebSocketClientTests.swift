@@ -50,7 +50,7 @@ struct GQLWebSocketClientTests {
             try JSONEncoder().encode(setup).write(to: file)
 
             let script = GQLClientTests.contract.appendingPathComponent("gql_ws_client.py")
-            let run = try await ContractTests.pythonAsync([script.path, file.path])
+            let run = try await Python.run([script.path, file.path])
             if run.status == 77 {
                 let install = "pip install 'gql[requests,websockets]>=4'"
                 try #require(!ContractTests.isCI, "CI=true: gql must be installed with its websockets transport (\(install)): \(run.output)")

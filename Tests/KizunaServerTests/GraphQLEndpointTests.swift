@@ -160,7 +160,7 @@ struct GraphQLEndpointTests {
             let port = try #require(server.client.port)
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("Contract/graphql_check.py")
-            let run = try await ContractTests.pythonAsync([
+            let run = try await Python.run([
                 script.path, "introspect", "http://127.0.0.1:\(port)/v1/apps/shop/graphql", "Query.listNotes", "Query.getNotice",
                 "Mutation.createNote",
             ])

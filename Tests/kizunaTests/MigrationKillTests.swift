@@ -1,6 +1,7 @@
 import Foundation
 import KizunaServer
 import SQLKit
+import Subprocess
 import Testing
 
 /// Kills a real `kizuna migrate` process mid-way through a data step over a large table, reruns it, and checks
@@ -71,15 +72,19 @@ struct MigrationKillTests {
     }
 
     /// Runs the `kizuna` binary built beside this test bundle; sends `signal` once the lines it printed so far satisfy
-    /// `when`.
+    /// `when`, and waits for it to end.
     static func kizuna(_ arguments: [String], signal: Int32 = SIGKILL, when: (([String]) -> Bool)? = nil) async throws -> Outcome {
-        let running = try ServeProcess(arguments)
-        // Reads lines until `when` holds for those seen (then signals), or to the end of the output.
-        if await running.find({ _ in when?(running.seen) == true ? true : nil }) != nil {
-            kill(running.process.processIdentifier, signal)
+        let (lines, status) = try await ServeProcess.run(arguments) { running in
+            // Reads lines until `when` holds for those seen (then signals), or to the end of the output.
+            if await running.find({ _ in when?(running.seen) == true ? true : nil }) != nil {
+                await running.stop(.init(rawValue: signal))
+            }
+            return running.seen
         }
-        let (status, signaled) = await running.ended()
-        return Outcome(status: status, signaled: signaled, lines: running.seen)
+        return switch status {
+        case .exited(let code): Outcome(status: code, signaled: false, lines: lines)
+        case .signaled(let number): Outcome(status: number, signaled: true, lines: lines)
+        }
     }
 
     static func binary() throws -> URL {

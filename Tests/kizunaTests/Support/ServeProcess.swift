@@ -1,50 +1,52 @@
 import Foundation
-import Synchronization
+import Subprocess
 import Testing
 
-/// The `kizuna` binary running in a child process (a server, typically), its standard output and error read as
-/// lines while it runs, stopped with whatever signal the test sends, and killed if the test ends without stopping it.
+#if canImport(System)
+    import System
+#else
+    import SystemPackage
+#endif
+
+/// The `kizuna` binary running in a child process (a server, typically) for the length of a closure, its standard
+/// output and error read as lines while it runs, stopped with whatever signal the test sends.
+///
+/// swift-subprocess starts it (with every other descriptor of this process closed in the child, and its end awaited
+/// through a pidfd). Foundation's `Process` is not used: on Linux it copies each `/proc/self/fd` entry as a whole
+/// 256-byte `dirent` name, which reads past the end of the directory buffer and crashed the suite once the test
+/// process had a thousand-odd descriptors open (a fix landed in swift-corelibs-foundation after Swift 6.3).
 final class ServeProcess {
-    let process: Process
-    private var lines: AsyncStream<String>.Iterator
-    private let exited: AsyncStream<Void>
+    private var lines: SubprocessOutputSequence.StringSequence<UTF8>.AsyncIterator
+    private let signal: (Subprocess.Signal) throws -> Void
     /// Every line read so far.
     private(set) var seen: [String] = []
+    /// Whether the output has ended, which it does when the process ends.
+    private(set) var ended = false
+    private var stopped = false
 
-    /// Starts `kizuna <arguments>`.
-    init(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = try MigrationKillTests.binary()
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-        let pending = Mutex("")
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                continuation.finish()
-                return
+    private init(lines: SubprocessOutputSequence.StringSequence<UTF8>.AsyncIterator, signal: @escaping (Subprocess.Signal) throws -> Void) {
+        self.lines = lines
+        self.signal = signal
+    }
+
+    /// Runs `kizuna <arguments>` while `body` runs; answers what `body` returned and how the process ended. A process
+    /// `body` neither stopped nor saw end is killed when `body` returns, so the run never waits on a live server.
+    static func run<R: Sendable>(
+        _ arguments: [String], _ body: (ServeProcess) async throws -> R
+    ) async throws -> (value: R, status: TerminationStatus) {
+        let result = try await Subprocess.run(
+            .path(FilePath(try MigrationKillTests.binary().path)), arguments: Arguments(arguments), input: .none, output: .sequence,
+            error: .combinedWithOutput
+        ) { execution in
+            let process = ServeProcess(lines: execution.standardOutput.strings().makeAsyncIterator()) {
+                try execution.send(signal: $0)
             }
-            let complete: [String] = pending.withLock { buffer in
-                buffer += String(decoding: data, as: UTF8.self)
-                var parts = buffer.components(separatedBy: "\n")
-                buffer = parts.removeLast()
-                return parts
-            }
-            for line in complete { continuation.yield(line) }
+            let value = try await body(process)
+            if !process.ended && !process.stopped { try? process.signal(.kill) }
+            await process.readToEnd()
+            return value
         }
-        let (exited, exit) = AsyncStream.makeStream(of: Void.self)
-        process.terminationHandler = { _ in
-            exit.yield()
-            exit.finish()
-        }
-        try process.run()
-        self.process = process
-        self.exited = exited
-        lines = stream.makeAsyncIterator()
+        return (result.closureResult, result.terminationStatus)
     }
 
     /// The first value `extract` finds in the lines seen so far or read next; `nil` when the output ends first.
@@ -52,8 +54,7 @@ final class ServeProcess {
         for line in seen {
             if let found = extract(line) { return found }
         }
-        while let line = await lines.next() {
-            seen.append(line)
+        while let line = await nextLine() {
             if let found = extract(line) { return found }
         }
         return nil
@@ -67,20 +68,32 @@ final class ServeProcess {
         }
     }
 
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    /// Sends `signal` and reads the output to its end, which comes when the process has ended.
+    func stop(_ signal: Subprocess.Signal) async {
+        stopped = true
+        do {
+            try self.signal(signal)
+        } catch {
+            Issue.record("Could not send \(signal.rawValue) to kizuna: \(error)")
+        }
+        await readToEnd()
     }
 
-    /// Sends `signal` and waits until the process has ended; answers whether a signal ended it.
-    @discardableResult
-    func stop(_ signal: Int32) async -> Bool {
-        kill(process.processIdentifier, signal)
-        return await ended().signaled
+    private func readToEnd() async {
+        while await nextLine() != nil {}
     }
 
-    /// Waits until the process has ended; answers its status and whether a signal ended it.
-    func ended() async -> (status: Int32, signaled: Bool) {
-        for await _ in exited {}
-        return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
+    private func nextLine() async -> String? {
+        guard !ended else { return nil }
+        do {
+            if let line = try await lines.next() {
+                seen.append(line)
+                return line
+            }
+        } catch {
+            Issue.record("Reading kizuna's output failed: \(error)")
+        }
+        ended = true
+        return nil
     }
 }
