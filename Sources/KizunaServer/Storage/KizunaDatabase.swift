@@ -40,12 +40,6 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
     private let isShutDown = Atomic<Bool>(false)
     /// Queues this process's SQLite writers; `nil` on PostgreSQL, which has row locks.
     private let writeGate: WriteGate?
-    /// The threads SQLite's blocking calls run on, one per connection the pool may open; `nil` on PostgreSQL.
-    ///
-    /// The store's own, not NIO's shared pool: SQLite waits for another process's write lock (the busy timeout) on the
-    /// thread its statement runs on, and with a few shared threads taken that way, the writer holding the lock, or any
-    /// other store in the process, could not run a statement until the wait timed out.
-    private let threadPool: NIOThreadPool?
     /// How to open a dedicated PostgreSQL connection, such as the change feed's LISTEN connection.
     package let postgresConfiguration: PostgresConnection.Configuration?
 
@@ -84,13 +78,9 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
             writeGate = WriteGate()
             postgresConfiguration = nil
             try Self.prepareSQLiteFile(path, logger: logger)
-            let loops = eventLoopGroup.makeIterator().reduce(0) { count, _ in count + 1 }
-            let threadPool = NIOThreadPool(numberOfThreads: max(1, maxConnections * loops))
-            threadPool.start()
-            self.threadPool = threadPool
             pool = .sqlite(
                 EventLoopGroupConnectionPool(
-                    source: SQLiteStoreSource(path: path, threadPool: threadPool),
+                    source: SQLiteStoreSource(path: path),
                     maxConnectionsPerEventLoop: maxConnections,
                     pruneInterval: nil,
                     logger: logger,
@@ -100,7 +90,6 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
         case .postgres(let url, let schema):
             engine = .postgres
             writeGate = nil
-            threadPool = nil
             var configuration: SQLPostgresConfiguration
             do {
                 configuration = try SQLPostgresConfiguration(url: url)
@@ -161,7 +150,6 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
             case .sqlite(let pool): pool.shutdown()
             case .postgres(let pool): pool.shutdown()
             }
-            threadPool?.shutdownGracefully { _ in }
         }
     }
 
@@ -172,7 +160,6 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
         case .sqlite(let pool): try? await pool.shutdownAsync()
         case .postgres(let pool): try? await pool.shutdownAsync()
         }
-        try? await threadPool?.shutdownGracefully()
     }
 
     // MARK: SQLDatabase
@@ -246,10 +233,9 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
 /// Opens SQLite connections with the pragmas Kizuna relies on: WAL, foreign keys, a busy timeout.
 struct SQLiteStoreSource: ConnectionPoolSource, Sendable {
     let path: String
-    let threadPool: NIOThreadPool
 
     func makeConnection(logger: Logger, on eventLoop: any EventLoop) -> EventLoopFuture<SQLiteConnection> {
-        SQLiteConnection.open(storage: .file(path: path), threadPool: threadPool, logger: logger, on: eventLoop).flatMap { connection in
+        SQLiteConnection.open(storage: .file(path: path), threadPool: .singleton, logger: logger, on: eventLoop).flatMap { connection in
             eventLoop.makeFutureWithTask {
                 do {
                     // WAL lets readers run beside the one writer; it is persistent, so this only writes on first open.

@@ -57,7 +57,7 @@ func withTestServer(
 ) async throws {
     try await withTestStore(backend) { store in
         let (tokens, continuation) = AsyncStream.makeStream(of: AdminCredential.self)
-        var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: testLogLevel) { continuation.yield($0) }
+        var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { continuation.yield($0) }
         configure(&configuration)
         let parts = try await ServerParts(configuration: configuration)
         let (database, readiness, feed, sweeper) = (parts.database, parts.readiness, parts.feed, parts.sweeper)
@@ -78,9 +78,6 @@ func withTestServer(
 
 /// Starts two instances of `kizuna serve`'s application over one fresh store, as two servers behind a load balancer
 /// share it, and waits until both are ready. The store announces its admin token once, on the first start; both carry it.
-/// The test servers' log level: `warning`, or `KIZUNA_TEST_LOG_LEVEL` (`debug` shows each service starting and stopping).
-let testLogLevel = ProcessInfo.processInfo.environment["KIZUNA_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
-
 func withTestServers(
     _ backend: TestBackend,
     configure: @Sendable (inout KizunaConfiguration) -> Void = { _ in },
@@ -88,7 +85,7 @@ func withTestServers(
 ) async throws {
     try await withTestStore(backend) { store in
         let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
-        var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: testLogLevel) { announce.yield($0) }
+        var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { announce.yield($0) }
         configure(&configuration)
         let a = try await ServerParts(configuration: configuration)
         let b = try await ServerParts(configuration: configuration)
