@@ -15,7 +15,7 @@ struct MigrationKillTests {
         defer { try? FileManager.default.removeItem(at: directory) }
 
         // A store at schema 1 holding a large apps table, so step 2 (the batched apps-bundle-key) has work to do.
-        #expect(try await Self.kizuna(["migrate", "--to", "1", "--data-dir", directory.path]).status == 0)
+        #expect(try await Self.kizuna(["migrate", "--to", "1", "--data-dir", directory.path]) == .exited(0))
         let database = try KizunaDatabase(location: .sqlite(dataDirectory: directory.path))
         try await database.transaction { db in
             for start in stride(from: 0, to: Self.rows, by: 500) {
@@ -27,17 +27,17 @@ struct MigrationKillTests {
         }
 
         // Kill the child as soon as it reports its third committed batch.
-        let killed = try await Self.kizuna(["migrate", "--data-dir", directory.path, "--batch-size", "500"], signal: SIGKILL) {
+        let killed = try await Self.kizuna(["migrate", "--data-dir", directory.path, "--batch-size", "500"], signal: .kill) {
             $0.filter { $0.hasPrefix("migrate:") }.count == 3
         }
-        #expect(killed.signaled)
+        #expect(killed == .signaled(SIGKILL))
         let midway = try #require(try await MigrationRunner(database: database).status().pending.first)
         #expect(midway.name == "apps-bundle-key")
         let done = try #require(midway.done)
         #expect(done >= 1_500 && done < Self.rows, "killed mid-way, with at least the reported batches committed")
 
         let rerun = try await Self.kizuna(["migrate", "--data-dir", directory.path, "--batch-size", "5000"])
-        #expect(rerun.status == 0)
+        #expect(rerun == .exited(0))
         #expect(try await MigrationRunner(database: database).status().needsMigration == false)
 
         let count = try await database.raw("SELECT COUNT(*) AS n FROM apps").first()?.decode(column: "n", as: Int.self)
@@ -56,44 +56,25 @@ struct MigrationKillTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-term-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         // The admin-token banner is printed once the store is migrated and the server is ready.
-        let stopped = try await Self.kizuna(["serve", "--port", "0", "--data-dir", directory.path], signal: SIGTERM) {
+        let stopped = try await Self.kizuna(["serve", "--port", "0", "--data-dir", directory.path], signal: .terminate) {
             $0.contains { $0.contains("kza_") }
         }
-        #expect(stopped.status == 0 && !stopped.signaled)
+        #expect(stopped == .exited(0))
         // SQLite removes the write-ahead log when the last connection closes cleanly.
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("kizuna.sqlite").path))
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("kizuna.sqlite-wal").path))
     }
 
-    struct Outcome {
-        var status: Int32
-        var signaled: Bool
-        var lines: [String]
-    }
-
     /// Runs the `kizuna` binary built beside this test bundle; sends `signal` once the lines it printed so far satisfy
-    /// `when`, and waits for it to end.
-    static func kizuna(_ arguments: [String], signal: Int32 = SIGKILL, when: (([String]) -> Bool)? = nil) async throws -> Outcome {
-        let (lines, status) = try await ServeProcess.run(arguments) { running in
+    /// `when`, and answers how it ended.
+    static func kizuna(
+        _ arguments: [String], signal: Subprocess.Signal = .kill, when: (([String]) -> Bool)? = nil
+    ) async throws -> TerminationStatus {
+        try await ServeProcess.run(arguments) { running in
             // Reads lines until `when` holds for those seen (then signals), or to the end of the output.
             if await running.find({ _ in when?(running.seen) == true ? true : nil }) != nil {
-                await running.stop(.init(rawValue: signal))
+                await running.stop(signal)
             }
-            return running.seen
-        }
-        return switch status {
-        case .exited(let code): Outcome(status: code, signaled: false, lines: lines)
-        case .signaled(let number): Outcome(status: number, signaled: true, lines: lines)
-        }
-    }
-
-    static func binary() throws -> URL {
-        let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("kizuna")
-        guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            throw CocoaError(
-                .fileNoSuchFile,
-                userInfo: [NSFilePathErrorKey: url.path, NSLocalizedDescriptionKey: "build the kizuna executable first (swift build)"])
-        }
-        return url
+        }.status
     }
 }

@@ -21,8 +21,7 @@ final class ServeProcess {
     /// Every line read so far.
     private(set) var seen: [String] = []
     /// Whether the output has ended, which it does when the process ends.
-    private(set) var ended = false
-    private var stopped = false
+    private var ended = false
 
     private init(lines: SubprocessOutputSequence.StringSequence<UTF8>.AsyncIterator, signal: @escaping (Subprocess.Signal) throws -> Void) {
         self.lines = lines
@@ -30,19 +29,20 @@ final class ServeProcess {
     }
 
     /// Runs `kizuna <arguments>` while `body` runs; answers what `body` returned and how the process ended. A process
-    /// `body` neither stopped nor saw end is killed when `body` returns, so the run never waits on a live server.
+    /// whose end `body` did not see (by ``stop(_:)`` or by reading all its output) is killed when `body` returns, so
+    /// the run never waits on a live server.
     static func run<R: Sendable>(
         _ arguments: [String], _ body: (ServeProcess) async throws -> R
     ) async throws -> (value: R, status: TerminationStatus) {
         let result = try await Subprocess.run(
-            .path(FilePath(try MigrationKillTests.binary().path)), arguments: Arguments(arguments), input: .none, output: .sequence,
+            .path(try binary()), arguments: Arguments(arguments), input: .none, output: .sequence,
             error: .combinedWithOutput
         ) { execution in
             let process = ServeProcess(lines: execution.standardOutput.strings().makeAsyncIterator()) {
                 try execution.send(signal: $0)
             }
             let value = try await body(process)
-            if !process.ended && !process.stopped { try? process.signal(.kill) }
+            if !process.ended { try? process.signal(.kill) }
             await process.readToEnd()
             return value
         }
@@ -70,7 +70,6 @@ final class ServeProcess {
 
     /// Sends `signal` and reads the output to its end, which comes when the process has ended.
     func stop(_ signal: Subprocess.Signal) async {
-        stopped = true
         do {
             try self.signal(signal)
         } catch {
@@ -95,5 +94,16 @@ final class ServeProcess {
         }
         ended = true
         return nil
+    }
+
+    /// The `kizuna` executable built beside this test bundle.
+    private static func binary() throws -> FilePath {
+        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("kizuna").path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw CocoaError(
+                .fileNoSuchFile,
+                userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: "build the kizuna executable first (swift build)"])
+        }
+        return FilePath(path)
     }
 }
