@@ -81,7 +81,7 @@ struct ServerParts {
 
         let feed = ChangeFeed(database: database, readiness: readiness, logger: logger, pollInterval: configuration.changePollInterval)
         self.feed = feed
-        let hub = SubscriptionHub(feed: feed, logger: logger)
+        let hub = SubscriptionHub(feed: feed, buffer: configuration.graphQLWS.hubBuffer, logger: logger)
         self.hub = hub
         let jobs = DataJobRunner(
             database: database, readiness: readiness, feed: feed, batchSize: configuration.migrationBatchSize, settings: configuration.dataJobs,
@@ -139,7 +139,7 @@ struct ServerParts {
         GraphQLWSController(
             services: .init(
                 schemas: dataSchemas, callers: callers, executor: graphQL, feed: feed, hub: hub, settings: configuration.graphQLWS,
-                maxMessageBytes: configuration.graphQLWSMaxMessageBytes)
+                maxMessageBytes: configuration.graphQLWSMaxMessageBytes, logger: logger)
         ).addRoutes(to: webSocketRouter)
         DataController(schemas: dataSchemas, accounts: accounts, groups: userGroups, executor: graphQL).addAdminRoutes(to: admin)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)

@@ -1,6 +1,7 @@
 import Foundation
 import KizunaCore
 import SQLKit
+import Synchronization
 import Testing
 
 @testable import KizunaServer
@@ -153,6 +154,45 @@ struct GraphQLWSSubscriptionTests {
                 #expect(reused.isEmpty, "\(reused)")
             }
             #expect(closed.code == 1000)
+        }
+    }
+
+    /// The one hub that hands changes to every connection is cut off by the change feed when it falls too far behind
+    /// (here it has no room for a change waiting, and two changes are committed together, so the second finds none):
+    /// its connections are closed with 4410, the hub hears the feed again, and a client that resumes from its last seq
+    /// has every note, once.
+    @Test func aHubCutOffByTheFeedClosesItsConnectionsWith4410AndTheyResume() async throws {
+        try await GraphQLWSEndpointTests.start(.sqlite, configure: { $0.graphQLWS.hubBuffer = 0 }) { server, alice, bob in
+            let heard = Mutex<[(id: String, seq: Int64)]>([])
+            let cut = try await GraphQLWSTestClient.connect(server) { client in
+                try await client.initialize(token: alice.token)
+                try await client.send(GraphQLWSEndpointTests.subscribe("notes", Self.onCreateNote))
+                _ = try await client.untilPong()
+                try await Self.create(server, "h1", as: alice)
+                let first = Self.deliveries(try await client.messages(for: "notes", count: 1))
+                heard.withLock { $0 += first }
+                try await server.database.transaction { db in
+                    for user in [alice, bob] { try await SessionEvents.ended(userId: user.id, on: db) }
+                }
+                server.feed.poke()
+                while try await client.receive() != nil {}
+            }
+            #expect(cut.code == 4410 && cut.reason == "Fell behind: resume from your last seq", "\(cut)")
+            try await Self.create(server, "h2", as: alice)  // while alice is away
+            let since = try #require(heard.withLock { $0.last?.seq })
+            let resumed = try await GraphQLWSTestClient.connect(server) { client in
+                try await client.initialize(token: alice.token)
+                try await client.send(GraphQLWSEndpointTests.subscribe("notes", Self.onCreateNote, variables: ["since": .string("\(since)")]))
+                let replayed = Self.deliveries(try await client.messages(for: "notes", count: 1))
+                try await Self.create(server, "h3", as: alice)
+                let live = Self.deliveries(try await client.messages(for: "notes", count: 1))
+                heard.withLock { $0 += replayed + live }
+                let rest = try await client.untilPong()
+                #expect(rest.isEmpty, "\(rest)")
+            }
+            #expect(resumed.code == 1000)
+            let all = heard.withLock { $0 }
+            #expect(all.map(\.id) == ["h1", "h2", "h3"] && Self.isIncreasing(all.map(\.seq)), "\(all)")
         }
     }
 }

@@ -17,9 +17,11 @@ public struct GraphQLWSCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
 
     // MARK: WebSocket (RFC 6455)
 
-    /// 1000: the client is done (every operation completed), or the server ends a connection that did nothing wrong.
+    /// 1000: the client is done (every operation completed), or the server ends a connection that did nothing wrong
+    /// — as it does to every connection when it shuts down: a client with subscriptions reconnects (to another
+    /// instance, or to this one once it is back) and resumes them by seq.
     public static let normalClosure = Self(rawValue: 1000)
-    /// 1001: the server is shutting down; reconnect (to another instance, or to this one once it is back).
+    /// 1001: the server cannot serve subscriptions now (it is starting or stopping); reconnect, as after 1000.
     public static let goingAway = Self(rawValue: 1001)
     /// 1009: a message was larger than the server takes (`kizuna serve --ws-max-message-size`). Sending it again would
     /// fail again.

@@ -27,6 +27,8 @@ final class DataRuntime: Sendable {
     let dialect: DataTables.Dialect
     /// The documents requests sent, parsed and validated against this schema.
     let documents = DocumentCache()
+    /// Subscriptions parsed on this schema, by document, operation name and variables (``SubscriptionRequest/key``).
+    let subscriptionRequests = TextCache<SubscriptionRequest>()
     /// The plans of the documents that need no executor (``FastQuery``).
     let plans = FastQueryPlans()
     /// What subscription deliveries share across connections: decoded changes and payloads.

@@ -9,7 +9,10 @@ import OrderedCollections
 /// `filter` (`ModelSubscriptionXFilterInput`, the list filter's grammar) and Kizuna's `since`, the `seq` to resume
 /// after (a delivery's `extensions.seq`, as a decimal string). What it selects on the record is what every delivery
 /// sends, executed by GraphQL with the record as the root field's value.
-struct SubscriptionRequest: Sendable {
+///
+/// Nothing in it depends on who subscribed: subscribers sending the same document with the same variables share one
+/// (the runtime keeps it by its ``key``), and only the check of each caller's read rules is made again.
+final class SubscriptionRequest: Sendable {
     /// Which changes of the model: a record created (the first version), changed, or deleted (its tombstone).
     enum Kind: String, Sendable, CaseIterable {
         case create, update, delete
@@ -38,6 +41,23 @@ struct SubscriptionRequest: Sendable {
     /// and no fragment), so one execution serves every subscriber with the same document and variables. `nil`
     /// otherwise: each subscriber's delivery is executed for it.
     let sharedKey: String?
+    /// The document, operation name and variables it was parsed from, in one text.
+    let key: String
+
+    private init(
+        model: DataModel, kind: Kind, filter: DataFilter, since: Int64?, document: Document, operationName: String?, variables: [String: Map],
+        key: String, shared: Bool
+    ) {
+        self.model = model
+        self.kind = kind
+        self.filter = filter
+        self.since = since
+        self.document = document
+        self.operationName = operationName
+        self.variables = variables
+        self.key = key
+        sharedKey = shared ? key : nil
+    }
 
     /// Parses and checks a `subscribe` payload for `caller`, on the app's live data API.
     ///
@@ -59,6 +79,26 @@ struct SubscriptionRequest: Sendable {
     static func parse(
         query: String, variables: [String: JSONValue], operationName: String?, caller: DataCaller, on runtime: DataRuntime,
         limits: GraphQLLimits = GraphQLLimits()
+    ) async throws -> SubscriptionRequest {
+        let variablesText = String(decoding: JSONValue.object(variables).jsonBytes, as: UTF8.self)
+        let key = [query, operationName ?? "", variablesText].joined(separator: "\u{0}")
+        if let known = runtime.subscriptionRequests.value(key) {
+            do {
+                _ = try runtime.readable(known.model, caller: caller)
+            } catch {
+                throw SubscriptionRefusal(error)
+            }
+            return known
+        }
+        let request = try await parse(
+            key: key, query: query, variables: variables, operationName: operationName, caller: caller, on: runtime, limits: limits)
+        runtime.subscriptionRequests.keep(request, for: key)
+        return request
+    }
+
+    private static func parse(
+        key: String, query: String, variables: [String: JSONValue], operationName: String?, caller: DataCaller, on runtime: DataRuntime,
+        limits: GraphQLLimits
     ) async throws -> SubscriptionRequest {
         let schema = try runtime.schema()
         let admission = limits.admit(query, operationName: operationName, variables: variables, schema: schema, cache: runtime.documents)
@@ -95,24 +135,19 @@ struct SubscriptionRequest: Sendable {
                 dialect: runtime.dialect)
             return SubscriptionRequest(
                 model: model, kind: kind, filter: filter, since: try since(arguments["since"]), document: document, operationName: operationName,
-                variables: graphQLVariables,
-                sharedKey: sharedKey(query: query, variables: variables, operationName: operationName, operation: operation, field: field))
+                variables: graphQLVariables, key: key, shared: isShared(operation, field))
         } catch {
             throw SubscriptionRefusal(error)
         }
     }
 
-    /// ``sharedKey`` for a document whose operation selects the root field directly and, on the record, only leaf fields
-    /// without directives; `nil` for any other.
-    private static func sharedKey(
-        query: String, variables: [String: JSONValue], operationName: String?, operation: OperationDefinition, field: Field
-    ) -> String? {
+    /// Whether deliveries can be shared (``sharedKey``): the operation selects the root field directly and, on the
+    /// record, only leaf fields without directives.
+    private static func isShared(_ operation: OperationDefinition, _ field: Field) -> Bool {
         guard operation.selectionSet.selections.count == 1, operation.selectionSet.selections.first is Field,
-            let selections = field.selectionSet?.selections,
-            selections.allSatisfy({ ($0 as? Field).map { $0.selectionSet == nil && $0.directives.isEmpty } ?? false })
-        else { return nil }
-        let variablesText = String(decoding: JSONValue.object(variables).jsonBytes, as: UTF8.self)
-        return [query, operationName ?? "", variablesText].joined(separator: "\u{0}")
+            let selections = field.selectionSet?.selections
+        else { return false }
+        return selections.allSatisfy { ($0 as? Field).map { $0.selectionSet == nil && $0.directives.isEmpty } ?? false }
     }
 
     /// The model and kind of change a root field subscribes to: `onUpdateMessage` is `Message`'s updates.

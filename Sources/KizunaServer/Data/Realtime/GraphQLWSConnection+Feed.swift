@@ -35,9 +35,20 @@ extension GraphQLWSConnection {
     }
 
     /// Sessions of `account` ended: when it is the connection's user, its own session is re-checked, in order with
-    /// the changes, before anything more is delivered.
+    /// the changes, before anything more is delivered. While its `connection_init` is being checked, the connection
+    /// cannot tell whose session it will be, so any end is noted and the session re-checked once it is known
+    /// (``authenticate(_:)``): one signed out during the check is not taken for a live one.
     func sessionsEnded(account: String) {
-        guard state.withLock({ !$0.finished && $0.session?.account.id == account }) else { return }
+        let ours = state.withLock { state -> Bool in
+            guard !state.finished else { return false }
+            if state.machine.state == .authenticating { state.sessionEndedDuringCheck = true }
+            return state.session?.session.account.id == account
+        }
+        if ours { enqueue { _ in .sessionsEnded } }
+    }
+
+    /// Re-checks the connection's session before anything more is delivered.
+    func recheckSessionInOrder() {
         enqueue { _ in .sessionsEnded }
     }
 

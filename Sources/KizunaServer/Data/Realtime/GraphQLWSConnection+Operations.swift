@@ -2,6 +2,7 @@ import GraphQL
 import Hummingbird
 import KizunaCore
 import Logging
+import NIOCore
 import Synchronization
 
 extension GraphQLWSConnection {
@@ -18,13 +19,20 @@ extension GraphQLWSConnection {
             let runtime = try await services.schemas.runtime(app)
             let (caller, session) = try await services.callers.connectionCaller(
                 token: authorization.flatMap(Request.bearerToken(in:)), apiKey: apiKey, app: app, needsGroups: runtime.usesGroups)
-            action = state.withLock { state in
+            let (initTimer, recheck): (Scheduled<Void>?, Bool)
+            (action, initTimer, recheck) = state.withLock { state in
                 state.caller = caller
-                state.session = session
-                return state.machine.authorized()
+                state.session = session.map(Session.init)
+                // Its wait is over: the timer and what it holds go (the connection may stay open for hours).
+                defer { (state.initTimer, state.sessionEndedDuringCheck) = (nil, false) }
+                return (state.machine.authorized(), state.initTimer, state.sessionEndedDuringCheck)
             }
-            // Re-checked when its access token expires.
-            if let session, case .send = action { scheduleSessionCheck(at: session.expiresAt) }
+            initTimer?.cancel()
+            if let session, case .send = action {
+                // Re-checked when its access token expires, and now if a session ended while it was being checked.
+                scheduleSessionCheck(at: session.expiresAt)
+                if recheck { recheckSessionInOrder() }
+            }
         } catch let error as KizunaError {
             action = state.withLock { $0.machine.rejected(reason: error.code.rawValue) }
         } catch  where StoreFailure.isUnreachable(error) {

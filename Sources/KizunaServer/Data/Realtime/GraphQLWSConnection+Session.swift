@@ -25,7 +25,7 @@ extension GraphQLWSConnection {
     /// A store that cannot answer is asked again a minute later; the connection stays open meanwhile.
     /// - Returns: When to check again, or `nil` once the connection closed (or has no session).
     func recheckSession() async -> Int64? {
-        guard let session = state.withLock({ $0.finished ? nil : $0.session }) else { return nil }
+        guard let session = state.withLock({ $0.finished ? nil : $0.session?.session }) else { return nil }
         do {
             let next = try await services.callers.standing(of: session)
             if try await services.schemas.runtime(app).usesGroups {

@@ -26,20 +26,13 @@ import Synchronization
 /// buffer; once it holds more than NIO's high watermark, ``GraphQLWSSettings/maxPendingChanges`` more deliveries are
 /// allowed, and then the connection is closed with 4410 (``GraphQLWSCloseCode/fellBehind``) to resume from its last
 /// seq, and nobody else waits for it.
+///
+/// Ten thousand idle connections are the common case, so what one holds is kept small (Benchmarks/RESULTS.md): in the
+/// reader task, one async frame of Kizuna's (``run(_:refusing:)``); in this object, the state and references to what
+/// is shared (``Services``, and each subscription's parsed ``SubscriptionRequest``, shared by every subscriber that
+/// sent the same document and variables).
 final class GraphQLWSConnection: Sendable {
     typealias Subscription = GraphQLWSServerStateMachine.Subscription
-
-    /// What connections need from the server.
-    struct Services: Sendable {
-        let schemas: LiveDataSchemas
-        let callers: DataCallers
-        let executor: GraphQLExecutor
-        let feed: ChangeFeed
-        let hub: SubscriptionHub
-        let settings: GraphQLWSSettings
-        /// The largest message a client may send, in bytes (the server's body limit).
-        let maxMessageBytes: Int
-    }
 
     /// A subscription that hears of changes. What never changes is held once, by reference: the hub copies these for
     /// every change.
@@ -96,7 +89,9 @@ final class GraphQLWSConnection: Sendable {
         var caller = DataCaller()
         /// The session whose access token `connection_init` presented, if any: re-checked when the token expires and
         /// when sessions of its user end, and the connection closed with 4403 once it is over.
-        var session: AuthenticatedSession?
+        var session: Session?
+        /// Sessions ended (of any user) while `connection_init` was being checked: the session is re-checked once known.
+        var sessionEndedDuringCheck = false
         /// The subscriptions that hear changes, by id.
         var live: [String: LiveSubscription] = [:]
         /// The seq of the last change the hub handed this connection (or its position when the connection opened).
@@ -126,47 +121,104 @@ final class GraphQLWSConnection: Sendable {
     let services: Services
     let outbound: WebSocketOutboundWriter
     let writer: GraphQLWSFrameWriter
-    /// The server's logger for the upgrade request; ``logger`` adds the app (made when logging, not kept per connection).
-    private let requestLogger: Logger
     let state: Mutex<State>
 
+    /// The server's logger with the app: made when logging, not kept per connection (the connection's id is in each
+    /// message's metadata).
     var logger: Logger {
-        var logger = requestLogger
+        var logger = services.logger
         logger[metadataKey: "app"] = .string(app)
         return logger
     }
 
-    init(app: String, services: Services, outbound: WebSocketOutboundWriter, writer: GraphQLWSFrameWriter, logger: Logger) {
+    init(app: String, services: Services, outbound: WebSocketOutboundWriter, writer: GraphQLWSFrameWriter) {
         self.app = app
         self.services = services
         self.outbound = outbound
         self.writer = writer
-        requestLogger = logger
         state = Mutex(State(machine: GraphQLWSServerStateMachine(maximumSubscriptions: services.settings.maximumSubscriptions)))
     }
 
     /// Serves the connection until it closes: the peer closes it, the server does (the machine decided, or the server
-    /// shuts down: 1001), or the socket fails.
-    func run(_ inbound: WebSocketInboundStream) async {
-        logger.debug("graphql-transport-ws connection opened", metadata: ["connection": "\(id)"])
-        // Registered at once while the hub runs; waiting (an allocation the reader would keep) only when it does not.
-        var position = services.hub.registerNow(self, app: app)
-        if position == nil { position = await cancelWhenGracefulShutdown { await self.services.hub.register(self, app: self.app) } }
-        guard let position else {
+    /// shuts down), or the socket fails. Reads the client's messages, each through the rate limit, assembling
+    /// fragmented ones up to the size limit: past either, the connection closes (4430, 1009) naming the limit.
+    ///
+    /// This runs in hummingbird-websocket's task for the connection, which lives as long as the socket and keeps the
+    /// memory of the deepest call it made (Swift's task allocator frees its slabs only with the task). So everything
+    /// here but the waits is synchronous, on the thread's stack (``receive(_:_:)``), and while the connection idles
+    /// Kizuna's only async frame in the task is this one, holding the frame iterator and the message assembler.
+    /// - Parameter refusing: Close at once with this code (4406: the client did not offer the subprotocol).
+    func run(_ inbound: WebSocketInboundStream, refusing: GraphQLWSCloseCode? = nil) async {
+        if let refusing {
+            close(refusing)
+        } else if !open(), await !registerLater() {
             close(.goingAway)
-            await closed()
-            return
+        } else {
+            var assembler = makeAssembler()
+            var frames = inbound.makeAsyncIterator()
+            do {
+                reading: while let frame = try await frames.next() {
+                    switch receive(frame, &assembler) {
+                    case .read: continue
+                    case .stop: break reading
+                    case .wait(let started):
+                        // A subscription's start is waited for, so that what the client sends next finds it live.
+                        await started.value
+                        if isFinished() { break reading }
+                    }
+                }
+                readEnded(nil)
+            } catch {
+                readEnded(error)
+            }
         }
+        await closed()
+    }
+
+    @inline(never)
+    private func makeAssembler() -> GraphQLWSMessageAssembler {
+        GraphQLWSMessageAssembler(maxBytes: services.maxMessageBytes, maxMessagesPerSecond: services.settings.maxMessagesPerSecond)
+    }
+
+    @inline(never)
+    private func isFinished() -> Bool {
+        state.withLock { $0.finished }
+    }
+
+    /// The reader stopped: the peer closed the socket (its close frame is answered for us), the socket failed, or the
+    /// server is closing it (the machine knows, and does nothing more).
+    @inline(never)
+    private func readEnded(_ error: (any Error)?) {
+        if let error {
+            logger.debug("Reading a graphql-transport-ws connection failed", metadata: ["connection": "\(id)", "error": "\(error)"])
+        }
+        perform(state.withLock { $0.machine.socketClosed() })
+    }
+
+    /// Registers the connection with the hub if it runs, and starts its timers.
+    /// - Returns: `false` when it still has to be registered (``registerLater()``).
+    @inline(never)
+    private func open() -> Bool {
+        logger.debug("graphql-transport-ws connection opened", metadata: ["connection": "\(id)"])
+        guard let position = services.hub.registerNow(self, app: app) else { return false }
+        started(at: position)
+        return true
+    }
+
+    /// Waits for the hub to run, then registers the connection and starts its timers; `false` when the hub stopped or
+    /// the server is shutting down.
+    private func registerLater() async -> Bool {
+        guard let position = await cancelWhenGracefulShutdown({ await self.services.hub.register(self, app: self.app) }) else {
+            return false
+        }
+        started(at: position)
+        return true
+    }
+
+    private func started(at position: Int64) {
         state.withLock { $0.position = position }
         schedule(\.initTimer, after: services.settings.initTimeout) { $0.initTimeoutFired() }
         scheduleKeepAlive()
-        await withGracefulShutdownHandler {
-            await read(inbound)
-        } onGracefulShutdown: {
-            self.close(.goingAway)
-        }
-        await closed()
-        logger.debug("graphql-transport-ws connection closed", metadata: ["connection": "\(id)"])
     }
 
     /// After the reader ends: the connection leaves the hub, and its tasks are cancelled and waited for.
@@ -180,56 +232,31 @@ final class GraphQLWSConnection: Sendable {
         }
         // The close frame goes out before the handler returns, or hummingbird-websocket would send its own (1000).
         await state.withLock { $0.closing }?.value
+        logger.debug("graphql-transport-ws connection closed", metadata: ["connection": "\(id)"])
     }
 
-    /// Reads the client's messages until the connection ends, each through the rate limit, assembling fragmented
-    /// ones up to the size limit: past either, the connection closes (4430, 1009) naming the limit.
-    private func read(_ inbound: WebSocketInboundStream) async {
-        var rateLimit = MessageRateLimit(rate: services.settings.maxMessagesPerSecond)
-        var message: (text: Bool, bytes: ByteBuffer)?
-        do {
-            for try await frame in inbound {
-                if state.withLock({ $0.finished }) { return }  // closing: the close frame is out, or on its way
-                var data = frame.data
-                switch frame.opcode {
-                case .text, .binary:
-                    guard message == nil else {
-                        close(.invalidMessage, reason: "Invalid message: a message began before the previous one's last fragment")
-                        return
-                    }
-                    message = (frame.opcode == .text, data)
-                case .continuation:
-                    guard message != nil else {
-                        close(.invalidMessage, reason: "Invalid message: a continuation frame with no message to continue")
-                        return
-                    }
-                    message?.bytes.writeBuffer(&data)
-                }
-                guard let whole = message, whole.bytes.readableBytes <= services.maxMessageBytes else {
-                    close(.messageTooBig, reason: "Message too big: at most \(services.maxMessageBytes) bytes")
-                    return
-                }
-                guard frame.fin else { continue }
-                message = nil
-                guard rateLimit.admit(at: .now) else {
-                    close(.tooManyMessages, reason: "Too many messages: at most \(rateLimit.rate) per second")
-                    return
-                }
-                guard whole.text else {
-                    // graphql-ws reads a binary frame as text; the protocol's messages are text, and nothing Kizuna
-                    // serves sends binary, so one is a client's mistake worth saying.
-                    close(.invalidMessage, reason: "Invalid message: graphql-transport-ws messages are text frames, not binary")
-                    return
-                }
-                // A subscription's start is waited for, so that what the client sends next finds it live.
-                await perform(state.withLock { $0.machine.receive(String(buffer: whole.bytes)) })?.value
-                if state.withLock({ $0.finished }) { return }
-            }
-        } catch {
-            logger.debug("Reading a graphql-transport-ws connection failed", metadata: ["connection": "\(id)", "error": "\(error)"])
+    /// What the reader does after a frame.
+    private enum Step {
+        case read
+        /// Wait for this task (a subscription starting) before reading on.
+        case wait(Task<Void, Never>)
+        case stop
+    }
+
+    /// Hands one frame to the assembler, and a whole message to the machine, and does what it decides.
+    @inline(never)  // on the thread's stack: inlined into run(_:refusing:), its temporaries would enlarge the task's frame
+    private func receive(_ frame: WebSocketDataFrame, _ assembler: inout GraphQLWSMessageAssembler) -> Step {
+        if state.withLock({ $0.finished }) { return .stop }  // closing: the close frame is out, or on its way
+        switch assembler.add(frame, at: .now) {
+        case .partial:
+            return .read
+        case .refused(let code, let reason):
+            close(code, reason: reason)
+            return .stop
+        case .message(let text):
+            if let started = perform(state.withLock { $0.machine.receive(text) }) { return .wait(started) }
+            return state.withLock { $0.finished } ? .stop : .read
         }
-        // The peer closed the socket (its close frame is answered for us), or it failed.
-        perform(state.withLock { $0.machine.socketClosed() })
     }
 
     /// Schedules a machine event on the channel's event loop: `fire` is called after `delay` under the lock, and what

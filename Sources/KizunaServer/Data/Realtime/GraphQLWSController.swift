@@ -37,7 +37,7 @@ struct GraphQLWSController: Sendable {
         router.ws("/v1/apps/{app}/graphql") { request, context in
             try await shouldUpgrade(request, context: context)
         } onUpgrade: { inbound, outbound, context in
-            try await serve(inbound, outbound, context: context)
+            await connection(outbound, context: context).run(inbound, refusing: Self.refusal(context.request.headers))
         }
     }
 
@@ -53,17 +53,20 @@ struct GraphQLWSController: Sendable {
         return .upgrade([.secWebSocketProtocol: Self.subprotocol])
     }
 
-    func serve(
-        _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, context: WebSocketRouterContext<WebSocketUpgradeContext>
-    ) async throws {
-        guard Self.offersSubprotocol(context.request.headers) else {
-            let code = GraphQLWSCloseCode.subprotocolNotAcceptable
-            try await outbound.close(WebSocketErrorCode(codeNumber: Int(code.rawValue)), reason: code.defaultReason)
-            return
-        }
-        let app = try context.requestContext.parameters.path("app")
-        let writer = GraphQLWSFrameWriter(channel: context.requestContext.channel)
-        await GraphQLWSConnection(app: app, services: services, outbound: outbound, writer: writer, logger: context.logger).run(inbound)
+    /// The connection an upgraded request opened, made synchronously: the task serving it lives as long as the socket
+    /// and keeps the memory of its deepest call, so the route's closure makes no async call but
+    /// ``GraphQLWSConnection/run(_:refusing:)``.
+    @inline(never)  // its temporaries (the request's copies) stay on the thread's stack, out of the task's frames
+    func connection(_ outbound: WebSocketOutboundWriter, context: WebSocketRouterContext<WebSocketUpgradeContext>) -> GraphQLWSConnection {
+        GraphQLWSConnection(
+            app: (try? context.requestContext.parameters.path("app")) ?? "", services: services, outbound: outbound,
+            writer: GraphQLWSFrameWriter(channel: context.requestContext.channel))
+    }
+
+    /// What the connection closes with at once: 4406 when the client did not offer `graphql-transport-ws`.
+    @inline(never)
+    static func refusal(_ headers: HTTPFields) -> GraphQLWSCloseCode? {
+        offersSubprotocol(headers) ? nil : .subprotocolNotAcceptable
     }
 
     /// Whether the handshake's `Sec-WebSocket-Protocol` (a comma-separated list, possibly over several lines) names

@@ -23,9 +23,10 @@ import KizunaCore
 /// - ``Action/stop(_:)``: cancel those operations' tasks (nothing is sent).
 /// - ``Action/send(_:)``: write ``GraphQLWSMessage/text()`` as a text frame.
 /// - ``Action/close(_:reason:stopping:)``: cancel those tasks, send the close frame, stop reading.
-/// - The peer closing or the socket failing: ``socketClosed()``. Server shutdown: ``close(_:reason:)`` with 1001
-///   (``GraphQLWSCloseCode/goingAway``); a connection whose send buffer filled: 4410 (``GraphQLWSCloseCode/fellBehind``);
-///   a session that ended while open: 4403.
+/// - The peer closing or the socket failing: ``socketClosed()``. A server that cannot hand changes out (its hub stopped,
+///   or never started): ``close(_:reason:)`` with 1001 (``GraphQLWSCloseCode/goingAway``); a connection whose send
+///   buffer filled: 4410 (``GraphQLWSCloseCode/fellBehind``); a session that ended while open: 4403. A graceful
+///   shutdown is hummingbird-websocket's: it closes every socket with 1000, and the machine hears ``socketClosed()``.
 package struct GraphQLWSServerStateMachine: Sendable {
     /// Where the connection is.
     package enum State: Sendable, Hashable {

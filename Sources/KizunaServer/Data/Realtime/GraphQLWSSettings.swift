@@ -19,6 +19,10 @@ package struct GraphQLWSSettings: Sendable {
     package var maxMessageBytes: Int?
     /// How long closing a connection may wait for its close frame to go out before the socket is dropped.
     package var closeTimeout: Duration = .seconds(5)
+    /// How many changes the ``SubscriptionHub`` may have waiting before the change feed cuts it off; every connection
+    /// is then closed with 4410 to resume by seq, and the hub hears the feed again. Not a flag of `kizuna serve`: a
+    /// hub that far behind is a server past what it can deliver, which a larger queue would only hide.
+    package var hubBuffer = 8192
 
     package init() {}
 }

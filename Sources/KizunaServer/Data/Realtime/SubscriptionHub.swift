@@ -35,15 +35,16 @@ final class SubscriptionHub: Service, Sendable {
         var stopped = false
     }
 
-    /// How many changes the hub may have waiting before the feed cuts it off (every connection then resumes by seq).
-    static let buffer = 8192
-
     private let feed: ChangeFeed
+    /// How many changes the hub may have waiting before the feed cuts it off (every connection then resumes by seq):
+    /// ``GraphQLWSSettings/hubBuffer``.
+    private let buffer: Int
     private let logger: Logger
     private let state = Mutex(State())
 
-    init(feed: ChangeFeed, logger: Logger) {
+    init(feed: ChangeFeed, buffer: Int = GraphQLWSSettings().hubBuffer, logger: Logger) {
         self.feed = feed
+        self.buffer = buffer
         self.logger = logger
     }
 
@@ -96,7 +97,7 @@ final class SubscriptionHub: Service, Sendable {
     func run() async throws {
         defer { stop() }
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let (changes, queue) = AsyncStream.makeStream(of: ChangeRecord.self, bufferingPolicy: .bufferingOldest(Self.buffer))
+            let (changes, queue) = AsyncStream.makeStream(of: ChangeRecord.self, bufferingPolicy: .bufferingOldest(buffer))
             let accept: @Sendable (ChangeRecord) -> Bool = { change in
                 guard change.kind == DataRuntime.changeKind || change.kind == SessionEvents.kind else { return true }
                 if case .dropped = queue.yield(change) { return false }
