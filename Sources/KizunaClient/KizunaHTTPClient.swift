@@ -107,6 +107,19 @@ public struct KizunaHTTPClient: Sendable {
         return Reply(status: http.statusCode, headers: Self.headers(of: http), body: data)
     }
 
+    /// Sends a request whose answers of every status have a body the caller reads itself (GraphQL over HTTP answers
+    /// errors in GraphQL's shape, 4xx and 5xx included); only a failure to get an answer at all throws.
+    func exchangeAnyStatus(_ method: String, _ path: String, body: Data, headers: [String: String] = [:]) async throws(KizunaError) -> Reply {
+        var request = try makeRequest(method, path, headers: headers)
+        if token == nil, headers["Authorization"] == nil, let authorization, let bearer = try await authorization() {
+            request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
+        }
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = body
+        let (data, http) = try await perform(request, what: "\(method) \(path)")
+        return Reply(status: http.statusCode, headers: Self.headers(of: http), body: data)
+    }
+
     func makeRequest(_ method: String, _ path: String, headers: [String: String] = [:]) throws(KizunaError) -> URLRequest {
         guard let url = URL(string: path, relativeTo: baseURL) else {
             throw KizunaError(.badRequest, "'\(path)' is not a valid path.")
