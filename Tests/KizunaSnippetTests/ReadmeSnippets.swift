@@ -39,7 +39,26 @@ private func readmeSecureStore(token: String) throws {
     _ = saved
 }
 
+private struct Message: Codable, Sendable {
+    var id: String
+    var text: String
+}
+
 // snippet: README.md#3
+private func readmeData(app: KizunaApp) async throws {
+    // Message: your Codable struct with the fields the documents select (id, text).
+    let sent: Message = try await app.data.mutate(
+        "mutation($input: CreateMessageInput!) { createMessage(input: $input) { id text } }",
+        variables: ["input": ["roomId": "r1", "text": "hello"]], field: "createMessage")
+    let live = "subscription($since: String) { onCreateMessage(since: $since) { id text } }"
+    for try await event in app.data.subscribe(live, field: "onCreateMessage", as: Message.self) {
+        if case .value(let message, _) = event { print(message.text) }
+    }
+    // snippet end
+    _ = sent
+}
+
+// snippet: README.md#4
 private func readmeAccounts(app: KizunaApp, email: String, password: String) async throws {
     let account = try await app.auth.signIn(identifier: email, password: password)
     let web = try await app.auth.handoff(next: "/account")  // load web.url in the WKWebView

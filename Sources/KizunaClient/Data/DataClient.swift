@@ -39,11 +39,14 @@ public struct DataClient: Sendable {
     /// `/v1/apps/{app}/graphql`.
     let path: String
     let apiKey: String?
+    /// The app's WebSockets, for subscriptions.
+    let realtime: DataRealtime
 
-    init(http: KizunaHTTPClient, path: String, apiKey: String?) {
+    init(http: KizunaHTTPClient, path: String, apiKey: String?, realtime: DataRealtime) {
         self.http = http
         self.path = path
         self.apiKey = apiKey
+        self.realtime = realtime
     }
 
     /// Runs a query and decodes the value of its root field `field`.
@@ -107,7 +110,7 @@ extension KizunaApp {
     /// The app's data API, sending the app's API key (`X-Api-Key`) as well as the signed-in user's session, if any:
     /// for `public` rules that require a key (`kizuna app key create`).
     public func data(apiKey: String?) -> DataClient {
-        DataClient(http: http, path: path + "/graphql", apiKey: apiKey)
+        DataClient(http: http, path: path + "/graphql", apiKey: apiKey, realtime: realtime)
     }
 }
 

@@ -32,6 +32,8 @@ public struct KizunaApp: Sendable {
     public let auth: Auth
     /// The app's path prefix on the server, `/v1/apps/<id>`, with the id percent-encoded.
     let path: String
+    /// The data API's WebSockets (``DataClient/subscribe(_:variables:operationName:field:as:)``).
+    let realtime: DataRealtime
 
     /// Creates the connection and, on first use, the install id.
     /// - Parameters:
@@ -75,6 +77,12 @@ public struct KizunaApp: Sendable {
         var http = plain
         http.authorization = { () async throws(KizunaError) -> String? in try await auth.accessTokenIfSignedIn() }
         self.http = http
+        guard let webSocket = DataRealtime.webSocketURL(server, path: path + "/graphql") else {
+            throw KizunaError(.badRequest, "\(server.absoluteString) is not a server address a WebSocket can be opened to.", field: "server")
+        }
+        realtime = DataRealtime(url: webSocket, connector: .platform(session: session)) { () async throws(KizunaError) -> String? in
+            try await auth.accessTokenIfSignedIn()
+        }
     }
 
     /// The deadline for each request.

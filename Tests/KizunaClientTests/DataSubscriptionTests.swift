@@ -1,0 +1,143 @@
+import Foundation
+import KizunaCore
+import KizunaServer
+import Synchronization
+import Testing
+
+@testable import KizunaClient
+
+/// `app.data.subscribe` against a live server over loopback WebSockets (swift-websocket's client on Linux): changes
+/// decoded into the app's type with their seq, and a subscription that outlives the server — stopped and started
+/// again on the same port and store — resumes after its last seq with nothing missed and nothing twice.
+@Suite("Data API subscriptions through the SDK")
+struct DataSubscriptionTests {
+    typealias Note = DataClientTests.Note
+    static let onCreateNote = "subscription($since: String) { onCreateNote(since: $since) { id text rank } }"
+
+    /// What a subscription delivered, in order, for the test to wait on.
+    final class Collected: Sendable {
+        let notes = Mutex<[(note: Note, seq: Int64)]>([])
+        let changed: AsyncStream<Void>
+        private let changes: AsyncStream<Void>.Continuation
+
+        init() {
+            (changed, changes) = AsyncStream.makeStream(of: Void.self)
+        }
+
+        func add(_ note: Note, seq: String?) {
+            notes.withLock { $0.append((note, seq.flatMap { Int64($0) } ?? -1)) }
+            changes.yield()
+        }
+
+        /// Returns once `count` notes arrived (or the subscription ended); after a minute, records an issue instead of
+        /// hanging the suite.
+        func wait(for count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
+            let arrived = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    var iterator = self.changed.makeAsyncIterator()
+                    while self.notes.withLock({ $0.count }) < count, await iterator.next() != nil {}
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(60))
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            if !arrived { Issue.record("\(count) notes did not arrive within a minute", sourceLocation: sourceLocation) }
+        }
+
+        func end() { changes.finish() }
+    }
+
+    /// Consumes a subscription into `collected` until cancelled or ended; a `resync` is an issue (nothing is missed).
+    static func consume(_ app: KizunaApp, since: String?, into collected: Collected) -> Task<Void, any Error> {
+        Task {
+            defer { collected.end() }
+            let variables: [String: JSONValue] = since.map { ["since": .string($0)] } ?? [:]
+            for try await event in app.data.subscribe(Self.onCreateNote, variables: variables, field: "onCreateNote", as: Note.self) {
+                switch event {
+                case .value(let note, let seq): collected.add(note, seq: seq)
+                case .resync: Issue.record("a resync: something was missed")
+                }
+            }
+        }
+    }
+
+    static func create(_ app: KizunaApp, _ text: String) async throws -> Note {
+        try await app.data.mutate(DataClientTests.create, variables: ["input": ["text": .string(text)]], field: "createNote")
+    }
+
+    static func setUp(_ server: LiveServer, directory: URL) async throws -> KizunaApp {
+        try await server.createShop()
+        let schema = SchemaDocument.document(sdl: DataClientTests.schema)
+        _ = try await server.admin.publish(.schema, app: "shop", document: schema, message: nil, expecting: .any)
+        let app = try AuthTests.app(server, directory: directory)
+        try await app.auth.signUp(identifier: "mio@example.com", password: AuthTests.password)
+        return app
+    }
+
+    @Test func changesArriveDecodedWithTheirSeqAndTheSocketClosesAfterTheLastSubscription() async throws {
+        try await LiveServer.run(configure: AuthTests.cheapHashing) { server in
+            let app = try await Self.setUp(server, directory: LiveServer.temporaryDirectory())
+            let first = try await Self.create(app, "before")
+            let states = await app.data.connectionStates()
+            let collected = Collected()
+            // Since seq 0: the note written before is replayed, so the subscription is live once it has arrived.
+            let consumer = Self.consume(app, since: "0", into: collected)
+            await collected.wait(for: 1)
+            let second = try await Self.create(app, "after")
+            await collected.wait(for: 2)
+            let notes = collected.notes.withLock { $0 }
+            #expect(notes.map { $0.note } == [first, second])
+            #expect(notes.count == 2 && notes[0].seq > 0 && notes[0].seq < notes[1].seq, "\(notes)")
+            consumer.cancel()
+            // The states it went through: idle, connecting, connected, and idle again once the last subscription ended.
+            var seen: [DataConnectionState] = []
+            for await state in states {
+                seen.append(state)
+                if state == .idle && seen.count > 1 { break }
+            }
+            #expect(seen == [.idle, .connecting, .connected, .idle], "\(seen)")
+        }
+    }
+
+    @Test func aSubscriptionOutlivesAServerRestartAndResumesWithNoGap() async throws {
+        let store = LiveServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: store) }
+        let collected = Collected()
+        let (app, port, consumer, first) = try await LiveServer.run(
+            configure: {
+                AuthTests.cheapHashing(&$0)
+                $0.database = .sqlite(dataDirectory: store.path)
+            }
+        ) { server in
+            let app = try await Self.setUp(server, directory: LiveServer.temporaryDirectory())
+            let consumer = Self.consume(app, since: "0", into: collected)
+            let first = try await Self.create(app, "one")
+            await collected.wait(for: 1)
+            return (app, server.port, consumer, first)
+        }
+        // The server is gone: the SDK retries with backoff. It comes back on the same port and store.
+        let (second, third) = try await LiveServer.run(
+            announcesToken: false,
+            configure: {
+                AuthTests.cheapHashing(&$0)
+                $0.port = port
+                $0.database = .sqlite(dataDirectory: store.path)
+            }
+        ) { _ in
+            let second = try await Self.create(app, "two")  // perhaps before the subscription is back: replayed
+            await collected.wait(for: 2)
+            let third = try await Self.create(app, "three")  // live
+            await collected.wait(for: 3)
+            return (second, third)
+        }
+        consumer.cancel()
+        let notes = collected.notes.withLock { $0 }
+        #expect(notes.map { $0.note } == [first, second, third], "every note once, in order: \(notes)")
+        #expect(zip(notes, notes.dropFirst()).allSatisfy { $0.seq < $1.seq })
+    }
+}
