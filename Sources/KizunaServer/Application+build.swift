@@ -155,7 +155,7 @@ extension ServerParts {
     /// The application serving these parts; the store closes after the server has drained.
     /// - Parameter onListening: told the port once the server listens (useful with port 0).
     func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        let limiter = ConnectionLimiter(limit: configuration.maxConnections, logger: logger)
+        let limiter = ConnectionLimiter(limit: configuration.maxConnections, shutdownGrace: configuration.shutdownGrace, logger: logger)
         let logger = logger
         let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1)))
         let webSocketResponder = webSocketRouter.buildResponder()

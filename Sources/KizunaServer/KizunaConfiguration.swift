@@ -37,6 +37,9 @@ public struct KizunaConfiguration: Sendable {
     /// Stop waiting for a connection that has sent nothing — no request, or not the rest of a request's header or
     /// body — for this long; an idle keep-alive connection is closed after it too.
     public var idleTimeout: Duration = .seconds(60)
+    /// How long a connection may stay open once the server starts shutting down (a request finishing, a WebSocket's
+    /// close handshake); then it is closed whatever its peer does, so that no peer can hold a shutdown forever.
+    public var shutdownGrace: Duration = .seconds(10)
     /// Connections open at once; more are closed as they arrive, with a warning in the log.
     public var maxConnections: Int = 10_000
     /// Origins (`https://app.example.com`) whose web pages may call the device and account API from a browser. None

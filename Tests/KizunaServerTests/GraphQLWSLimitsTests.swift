@@ -216,4 +216,32 @@ struct GraphQLWSLimitsTests {
             #expect(closed.code == 4403 && closed.reason == "session_expired", "\(closed)")
         }
     }
+
+    /// A server shutting down closes its WebSockets with 1000 (hummingbird-websocket's close); a peer that never
+    /// answers the close frame, and never reads, is dropped after the shutdown grace instead of holding the shutdown.
+    @Test func aPeerThatNeverAnswersTheCloseFrameCannotHoldTheShutdown() async throws {
+        try await withDeadline(.seconds(60)) { step in
+            let configure: @Sendable (inout KizunaConfiguration) -> Void = {
+                $0.shutdownGrace = .milliseconds(300)
+                $0.graphQLWS.keepAliveInterval = .seconds(3600)  // only the grace may end the connection
+            }
+            // Held past the server's shutdown: a connection let go of is closed, which would answer for it.
+            let held = Mutex<RawConnection?>(nil)
+            try await GraphQLWSEndpointTests.start(.sqlite, configure: configure) { server, alice, _ in
+                let port = try #require(server.client.port)
+                let silent = try await GraphQLWSEndpointTests.upgrading(port, path: "/v1/apps/shop/graphql", subprotocols: "graphql-transport-ws")
+                held.withLock { $0 = silent }
+                step.reached("upgrading")
+                // connection_init as a masked text frame (a zero mask leaves the bytes as they are), then silence.
+                let initialize = Array(try GraphQLWSMessage.connectionInit(payload: ["authorization": .string("Bearer \(alice.token)")]).text().utf8)
+                try #require(initialize.count < 126)
+                try await silent.send(bytes: [0x81, 0x80 | UInt8(initialize.count), 0, 0, 0, 0] + initialize)
+                let answered = try await silent.readBytes { String(decoding: $0, as: UTF8.self).contains("connection_ack") }
+                #expect(String(decoding: answered, as: UTF8.self).hasPrefix("HTTP/1.1 101"))
+                step.reached("shutting the server down with a peer that will not answer")
+            }
+            step.reached("shut down")
+            await held.withLock { $0 }?.close()
+        }
+    }
 }

@@ -12,12 +12,18 @@ import Synchronization
 /// (``KizunaConfiguration/idleTimeout``); together they keep slow clients from starving the rest.
 final class ConnectionLimiter: Sendable {
     let limit: Int
+    /// How long a connection may stay open once the server starts shutting down: a request in flight finishes, a
+    /// WebSocket's close handshake completes, and then the socket is closed whatever its peer does, so a peer that
+    /// never answers the close frame (or a stream that never ends) cannot hold the shutdown forever
+    /// (``KizunaConfiguration/shutdownGrace``).
+    let shutdownGrace: TimeAmount
     private let logger: Logger
     private let open = Atomic<Int>(0)
     private let lastWarning = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(limit: Int, logger: Logger) {
+    init(limit: Int, shutdownGrace: Duration = .seconds(10), logger: Logger) {
         self.limit = limit
+        self.shutdownGrace = .nanoseconds(Int64(shutdownGrace / .nanoseconds(1)))
         self.logger = logger
     }
 
@@ -47,11 +53,14 @@ final class ConnectionLimiter: Sendable {
         open.subtract(1, ordering: .relaxed)
     }
 
-    /// Counts its connection while it is open, and closes it at once when it is one too many.
+    /// Counts its connection while it is open, closes it at once when it is one too many, and closes it
+    /// ``shutdownGrace`` after the server starts shutting down (NIO's quiesce event, which the server sends every
+    /// connection, reaches this handler first: it is the pipeline's head).
     final class Handler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = NIOAny
         private let limiter: ConnectionLimiter
         private var counted = false
+        private var deadline: Scheduled<Void>?
 
         fileprivate init(limiter: ConnectionLimiter) {
             self.limiter = limiter
@@ -65,6 +74,16 @@ final class ConnectionLimiter: Sendable {
         func handlerRemoved(context: ChannelHandlerContext) {
             if counted { limiter.closed() }
             counted = false
+            deadline?.cancel()
+            deadline = nil
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is ChannelShouldQuiesceEvent, deadline == nil {
+                let channel = context.channel
+                deadline = context.eventLoop.scheduleTask(in: limiter.shutdownGrace) { channel.close(promise: nil) }
+            }
+            context.fireUserInboundEventTriggered(event)
         }
     }
 }

@@ -63,6 +63,11 @@ final class RawConnection: Sendable {
         try await channel.writeAndFlush(ByteBuffer(string: text))
     }
 
+    /// Sends `bytes` as they are.
+    func send(bytes: [UInt8]) async throws {
+        try await channel.writeAndFlush(ByteBuffer(bytes: bytes))
+    }
+
     /// Sends `text`, then closes the sending side (the server reads end-of-file after it).
     func sendAndFinish(_ text: String) async throws {
         try await send(text)
