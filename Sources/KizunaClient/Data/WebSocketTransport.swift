@@ -42,16 +42,13 @@ struct WebSocketConnector: Sendable {
         private let messages: AsyncThrowingStream<String, any Error>
         private let outbound: WebSocketOutboundWriter
         private let ended: Locked<(code: UInt16, reason: String)?>
-        private let task: Task<Void, Never>
 
         private init(
-            messages: AsyncThrowingStream<String, any Error>, outbound: WebSocketOutboundWriter, ended: Locked<(code: UInt16, reason: String)?>,
-            task: Task<Void, Never>
+            messages: AsyncThrowingStream<String, any Error>, outbound: WebSocketOutboundWriter, ended: Locked<(code: UInt16, reason: String)?>
         ) {
             self.messages = messages
             self.outbound = outbound
             self.ended = ended
-            self.task = task
         }
 
         static func open(_ url: URL, subprotocol: String) async throws -> NIOWebSocketConnection {
@@ -63,7 +60,8 @@ struct WebSocketConnector: Sendable {
             let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 24, additionalHeaders: headers, closeTimeout: .seconds(5))
             var logger = Logger(label: "kizuna.websocket")
             logger.logLevel = .critical
-            let task = Task {
+            // Runs until the socket closes; the connection object holds only its writer and its messages.
+            Task {
                 do {
                     let frame = try await WebSocketClient.connect(url: url.absoluteString, configuration: configuration, logger: logger) {
                         inbound, outbound, _ in
@@ -81,15 +79,12 @@ struct WebSocketConnector: Sendable {
             }
             var iterator = writers.makeAsyncIterator()
             guard let outbound = await iterator.next() else {
+                // It never opened: the connect's error, when it failed with one.
                 var failure = messages.makeAsyncIterator()
-                do {
-                    _ = try await failure.next()
-                } catch {
-                    throw error
-                }
+                _ = try await failure.next()
                 throw KizunaError(.transport, "The WebSocket to \(url.absoluteString) closed before it opened.")
             }
-            return NIOWebSocketConnection(messages: messages, outbound: outbound, ended: ended, task: task)
+            return NIOWebSocketConnection(messages: messages, outbound: outbound, ended: ended)
         }
 
         func send(_ text: String) async throws {

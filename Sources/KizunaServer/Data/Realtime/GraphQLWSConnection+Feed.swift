@@ -44,7 +44,7 @@ extension GraphQLWSConnection {
             if state.machine.state == .authenticating { state.sessionEndedDuringCheck = true }
             return state.session?.session.account.id == account
         }
-        if ours { enqueue { _ in .sessionsEnded } }
+        if ours { recheckSessionInOrder() }
     }
 
     /// Re-checks the connection's session before anything more is delivered.

@@ -246,7 +246,7 @@ final class GraphQLWSConnection: Sendable {
     /// Hands one frame to the assembler, and a whole message to the machine, and does what it decides.
     @inline(never)  // on the thread's stack: inlined into run(_:refusing:), its temporaries would enlarge the task's frame
     private func receive(_ frame: WebSocketDataFrame, _ assembler: inout GraphQLWSMessageAssembler) -> Step {
-        if state.withLock({ $0.finished }) { return .stop }  // closing: the close frame is out, or on its way
+        if isFinished() { return .stop }  // closing: the close frame is out, or on its way
         switch assembler.add(frame, at: .now) {
         case .partial:
             return .read
@@ -255,7 +255,7 @@ final class GraphQLWSConnection: Sendable {
             return .stop
         case .message(let text):
             if let started = perform(state.withLock { $0.machine.receive(text) }) { return .wait(started) }
-            return state.withLock { $0.finished } ? .stop : .read
+            return isFinished() ? .stop : .read
         }
     }
 
