@@ -25,6 +25,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
         .package(url: "https://github.com/GraphQLSwift/GraphQL.git", from: "4.3.0"),
+        // The SDK's local store (the outbox, the offline cache): SQLite as iOS teams use it. The system's SQLite on
+        // Linux (libsqlite3-dev), the OS's on Apple platforms.
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         // The SDK's WebSocket client on Linux, where FoundationNetworking has no URLSessionWebSocketTask.
@@ -82,6 +85,7 @@ let package = Package(
                 "KizunaCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 // Linux only: Apple platforms use URLSessionWebSocketTask.
                 .product(name: "WSClient", package: "swift-websocket", condition: .when(platforms: [.linux])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(platforms: [.linux])),
@@ -101,12 +105,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What several test targets share: a TCP proxy that takes a peer away and gives it back.
+        .target(
+            name: "KizunaTestSupport",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+            path: "Tests/Support",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "KizunaCoreTests", dependencies: ["KizunaCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KizunaServerTests",
             dependencies: [
                 "KizunaCore",
                 "KizunaServer",
+                "KizunaTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GraphQL", package: "GraphQL"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -128,6 +140,7 @@ let package = Package(
                 "KizunaClient",
                 "KizunaCore",
                 "KizunaServer",
+                "KizunaTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -41,12 +41,15 @@ public struct DataClient: Sendable {
     let apiKey: String?
     /// The app's WebSockets, for subscriptions.
     let realtime: DataRealtime
+    /// The app's outbox: mutations stored before they are sent, sent until the server has them.
+    public let outbox: Outbox
 
-    init(http: KizunaHTTPClient, path: String, apiKey: String?, realtime: DataRealtime) {
+    init(http: KizunaHTTPClient, path: String, apiKey: String?, realtime: DataRealtime, outbox: Outbox) {
         self.http = http
         self.path = path
         self.apiKey = apiKey
         self.realtime = realtime
+        self.outbox = outbox
     }
 
     /// Runs a query and decodes the value of its root field `field`.
@@ -79,6 +82,12 @@ public struct DataClient: Sendable {
     public func execute(
         _ document: String, variables: [String: JSONValue] = [:], operationName: String? = nil
     ) async throws(DataError) -> GraphQLResponse {
+        try await Self.execute(document, variables: variables, operationName: operationName, http: http, path: path, apiKey: apiKey)
+    }
+
+    static func execute(
+        _ document: String, variables: [String: JSONValue], operationName: String?, http: KizunaHTTPClient, path: String, apiKey: String?
+    ) async throws(DataError) -> GraphQLResponse {
         var body: [String: JSONValue] = ["query": .string(document)]
         if !variables.isEmpty { body["variables"] = .object(variables) }
         if let operationName { body["operationName"] = .string(operationName) }
@@ -110,7 +119,7 @@ extension KizunaApp {
     /// The app's data API, sending the app's API key (`X-Api-Key`) as well as the signed-in user's session, if any:
     /// for `public` rules that require a key (`kizuna app key create`).
     public func data(apiKey: String?) -> DataClient {
-        DataClient(http: http, path: path + "/graphql", apiKey: apiKey, realtime: realtime)
+        DataClient(http: http, path: path + "/graphql", apiKey: apiKey, realtime: realtime, outbox: outbox)
     }
 }
 

@@ -34,6 +34,8 @@ public struct KizunaApp: Sendable {
     let path: String
     /// The data API's WebSockets (``DataClient/subscribe(_:variables:operationName:field:as:)``).
     let realtime: DataRealtime
+    /// The data API's outbox (``DataClient/outbox``), in `data.sqlite` in the app's directory.
+    let outbox: Outbox
 
     /// Creates the connection and, on first use, the install id.
     /// - Parameters:
@@ -82,6 +84,11 @@ public struct KizunaApp: Sendable {
         }
         realtime = DataRealtime(url: webSocket, connector: .platform(session: session)) { () async throws(KizunaError) -> String? in
             try await auth.accessTokenIfSignedIn()
+        }
+        let graphQL = path + "/graphql"
+        outbox = Outbox(databaseURL: files.directory.appendingPathComponent("data.sqlite"), auth: auth) {
+            [http] document, variables throws(DataError) in
+            try await DataClient.execute(document, variables: variables, operationName: "KizunaOutbox", http: http, path: graphQL, apiKey: nil)
         }
     }
 

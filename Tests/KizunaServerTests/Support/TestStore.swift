@@ -1,4 +1,5 @@
 import Foundation
+import KizunaTestSupport
 import Logging
 import SQLKit
 import Testing
@@ -115,5 +116,17 @@ struct PostgreSQLAvailability {
         let one = try await database.raw("SELECT 1 AS one").first()?.decode(column: "one", as: Int.self)
         await database.shutdown()
         #expect(one == 1)
+    }
+}
+
+extension TCPProxy {
+    /// A proxy to the test PostgreSQL server, and its URL through the proxy (the same database and credentials).
+    static func postgres() async throws -> (proxy: TCPProxy, url: String) {
+        let url = try #require(TestBackend.postgresURL)
+        let target = try #require(URLComponents(string: url))
+        let proxy = try await TCPProxy.start(to: target.host ?? "127.0.0.1", port: target.port ?? 5432)
+        var viaProxy = target
+        viaProxy.port = proxy.port
+        return (proxy, try #require(viaProxy.string))
     }
 }

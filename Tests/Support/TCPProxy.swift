@@ -2,58 +2,67 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
-import Testing
 
-/// A TCP forwarder on a loopback port, for taking a real database away from a running server and giving it back:
-/// ``cut()`` closes the listener and every forwarded connection (the server sees its store vanish, as when
-/// PostgreSQL stops); ``restore()`` listens on the same port again.
-final class TCPProxy: Sendable {
-    let port: Int
+/// A TCP forwarder on a loopback port, for taking a real peer away from a running program and giving it back:
+/// ``cut()`` closes the listener and every forwarded connection (a server sees its store vanish, as when PostgreSQL
+/// stops; a client sees no server); ``restore(_:)`` listens on the same port again, forwarding as ``Mode`` says.
+public final class TCPProxy: Sendable {
+    /// What the proxy does with the connections it accepts.
+    public enum Mode: Sendable {
+        /// Forwards both ways.
+        case forward
+        /// Accepts and holds the connection, forwarding nothing: a request that never reaches the server.
+        case hold
+        /// Forwards what the client sends and drops what the server answers: a request the server applies whose
+        /// answer never arrives.
+        case dropAnswers
+    }
+
+    public let port: Int
     private let target: (host: String, port: Int)
     private let listener = Mutex<(any Channel)?>(nil)
     /// The forwarded connections, and whether new ones are taken (false once cut, until restored).
-    private let connections = Mutex<(open: [ObjectIdentifier: any Channel], accepting: Bool)>(([:], false))
+    private let connections = Mutex<(open: [ObjectIdentifier: any Channel], accepting: Bool, mode: Mode)>(([:], false, .forward))
+    /// One element per connection accepted.
+    public let accepted: AsyncStream<Void>
+    private let accept: AsyncStream<Void>.Continuation
 
     private init(port: Int, target: (host: String, port: Int)) {
         self.port = port
         self.target = target
+        (accepted, accept) = AsyncStream.makeStream(of: Void.self)
     }
 
     /// Starts forwarding a free loopback port to `host:port`.
-    static func start(to host: String, port: Int) async throws -> TCPProxy {
+    public static func start(to host: String, port: Int, mode: Mode = .forward) async throws -> TCPProxy {
         let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         let free = probe.localAddress?.port ?? 0
         try await probe.close()
         let proxy = TCPProxy(port: free, target: (host, port))
-        try await proxy.restore()
+        try await proxy.restore(mode)
         return proxy
     }
 
-    /// A proxy to the test PostgreSQL server, and its URL through the proxy (the same database and credentials).
-    static func postgres() async throws -> (proxy: TCPProxy, url: String) {
-        let url = try #require(TestBackend.postgresURL)
-        let target = try #require(URLComponents(string: url))
-        let proxy = try await TCPProxy.start(to: target.host ?? "127.0.0.1", port: target.port ?? 5432)
-        var viaProxy = target
-        viaProxy.port = proxy.port
-        return (proxy, try #require(viaProxy.string))
-    }
-
-    /// Listens again and forwards new connections.
-    func restore() async throws {
+    /// Listens again and treats new connections as `mode` says.
+    public func restore(_ mode: Mode = .forward) async throws {
         let target = target
-        connections.withLock { $0.accepting = true }
+        connections.withLock {
+            $0.accepting = true
+            $0.mode = mode
+        }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { inbound in
                 guard self.track(inbound) else { return inbound.close() }
+                self.accept.yield()
+                if case .hold = mode { return inbound.eventLoop.makeSucceededVoidFuture() }
                 // Both channels run on the inbound one's event loop, so the handlers are added synchronously there.
                 return ClientBootstrap(group: inbound.eventLoop).connect(host: target.host, port: target.port).flatMapThrowing { outbound in
                     guard self.track(outbound) else {
                         outbound.close(promise: nil)
                         throw ChannelError.ioOnClosedChannel
                     }
-                    let (local, remote) = GlueHandler.matchedPair()
+                    let (local, remote) = GlueHandler.matchedPair(answers: { if case .dropAnswers = mode { false } else { true } }())
                     try inbound.pipeline.syncOperations.addHandler(local)
                     try outbound.pipeline.syncOperations.addHandler(remote)
                 }.flatMapErrorThrowing { error in
@@ -66,10 +75,10 @@ final class TCPProxy: Sendable {
     }
 
     /// Stops listening and closes every forwarded connection.
-    func cut() async {
+    public func cut() async {
         // Refused from here on, so a connection the listener is taking while it closes is closed too.
         let open = connections.withLock { connections in
-            defer { connections = ([:], false) }
+            defer { connections = ([:], false, connections.mode) }
             return Array(connections.open.values)
         }
         let server = listener.withLock { $0.take() }
@@ -99,10 +108,14 @@ private final class GlueHandler: ChannelDuplexHandler {
     private var partner: GlueHandler?
     private var context: ChannelHandlerContext?
     private var pendingRead = false
+    /// Whether what this side reads is passed on (false: dropped).
+    private var forwards = true
 
-    static func matchedPair() -> (GlueHandler, GlueHandler) {
+    /// The handler of the client's side, and of the server's (which drops the answers unless `answers`).
+    static func matchedPair(answers: Bool = true) -> (GlueHandler, GlueHandler) {
         let first = GlueHandler()
         let second = GlueHandler()
+        second.forwards = answers
         first.partner = second
         second.partner = first
         return (first, second)
@@ -127,8 +140,8 @@ private final class GlueHandler: ChannelDuplexHandler {
         }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) { partner?.partnerWrite(data) }
-    func channelReadComplete(context: ChannelHandlerContext) { partner?.partnerFlush() }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) { if forwards { partner?.partnerWrite(data) } }
+    func channelReadComplete(context: ChannelHandlerContext) { if forwards { partner?.partnerFlush() } }
     func channelInactive(context: ChannelHandlerContext) { partner?.partnerClose() }
     func errorCaught(context: ChannelHandlerContext, error: any Error) { partner?.partnerClose() }
 

@@ -1,0 +1,187 @@
+import Foundation
+import GRDB
+import KizunaCore
+
+/// The outbox's rows in the SDK's SQLite database (`data.sqlite` in the app's directory), through GRDB.
+///
+/// The file follows the SDK's storage rules: its schema is versioned by GRDB's migrator, each migration in one
+/// transaction (a kill mid-migration leaves the previous version), and a file a newer SDK migrated further is
+/// refused (`store_too_new`) rather than read wrong. Every state change is one statement, so a kill leaves each item
+/// either before or after it; an item found `sending` at open was on the wire when the app stopped, and is sent again
+/// with its id.
+struct OutboxStore: Sendable {
+    private let database: DatabaseQueue
+
+    /// The row an item is kept in; `userId` is who queued it (`nil`: nobody signed in).
+    struct Row: Sendable, Hashable {
+        var seq: Int64
+        var item: OutboxItem
+        var userId: String?
+    }
+
+    /// Opens, creating or migrating, the database at `url`.
+    /// - Throws: `store_too_new` when a newer SDK wrote it; `internal_error` naming the file when it cannot be opened.
+    static func open(at url: URL) throws(KizunaError) -> OutboxStore {
+        let database: DatabaseQueue
+        do {
+            var configuration = Configuration()
+            configuration.label = "kizuna.data"
+            database = try DatabaseQueue(path: url.path, configuration: configuration)
+        } catch {
+            throw KizunaError(.internalError, "The SDK's database \(url.path) could not be opened: \(error)")
+        }
+        let migrator = migrator
+        do {
+            if try database.read({ try migrator.hasBeenSuperseded($0) }) {
+                throw KizunaError(
+                    .storeTooNew, "\(url.path) was written by a newer version of the Kizuna SDK; this version cannot read it.")
+            }
+            try migrator.migrate(database)
+        } catch let error as KizunaError {
+            throw error
+        } catch {
+            throw KizunaError(.internalError, "The SDK's database \(url.path) could not be migrated: \(error)")
+        }
+        return OutboxStore(database: database)
+    }
+
+    /// The database's versions, oldest first. Add a migration for each change; never edit a released one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("1-outbox") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE outbox (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        id TEXT NOT NULL UNIQUE,
+                        mutation TEXT NOT NULL,
+                        userId TEXT,
+                        state TEXT NOT NULL CHECK (state IN ('pending', 'sending', 'failed')),
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        error TEXT,
+                        current TEXT,
+                        queuedAt INTEGER NOT NULL
+                    )
+                    """)
+        }
+        return migrator
+    }
+
+    /// Every row, in the order queued; a `sending` one (the app stopped while it was on the wire) as `pending`.
+    func rows() throws(KizunaError) -> [Row] {
+        try run {
+            try $0.read { db in try GRDB.Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq").map(Self.row) }
+        }
+    }
+
+    /// Stores a new item, pending; answers its row.
+    func insert(_ item: OutboxItem, userId: String?) async throws(KizunaError) -> Row {
+        let mutation = String(decoding: try Self.encode(item.mutation), as: UTF8.self)
+        let seq = try await runAsync { database in
+            try await database.write { db in
+                try db.execute(
+                    sql: "INSERT INTO outbox (id, mutation, userId, state, attempts, queuedAt) VALUES (?, ?, ?, 'pending', 0, ?)",
+                    arguments: [item.id, mutation, userId, Int64(item.queuedAt.timeIntervalSince1970 * 1000)])
+                return db.lastInsertedRowID
+            }
+        }
+        return Row(seq: seq, item: item, userId: userId)
+    }
+
+    /// Writes an item's mutation and state; a sent item's row is deleted (the record is the server's now).
+    func save(_ item: OutboxItem) async throws(KizunaError) {
+        let id = item.id
+        guard case .sent = item.state else {
+            let (state, error): (String, String?) =
+                switch item.state {
+                case .pending, .sent: ("pending", nil)
+                case .sending: ("sending", nil)
+                case .failed(let failure): ("failed", String(decoding: Self.errorJSON(failure).jsonBytes, as: UTF8.self))
+                }
+            let current = item.current.map { String(decoding: JSONValue.object($0).jsonBytes, as: UTF8.self) }
+            let attempts = item.attempts
+            let mutation = String(decoding: try Self.encode(item.mutation), as: UTF8.self)
+            try await runAsync { database in
+                try await database.write { db in
+                    try db.execute(
+                        sql: "UPDATE outbox SET mutation = ?, state = ?, attempts = ?, error = ?, current = ? WHERE id = ?",
+                        arguments: [mutation, state, attempts, error, current, id])
+                }
+            }
+            return
+        }
+        try await delete(id)
+    }
+
+    /// Removes an item.
+    func delete(_ id: String) async throws(KizunaError) {
+        try await runAsync { database in
+            try await database.write { db in try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id]) }
+        }
+    }
+
+    // MARK: Rows and JSON
+
+    private static func row(_ row: GRDB.Row) throws -> Row {
+        let id: String = row["id"]
+        let mutationText: String = row["mutation"]
+        let mutation = try KizunaHTTPClient.decoder.decode(OutboxMutation.self, from: Data(mutationText.utf8))
+        let stateText: String = row["state"]
+        var state = OutboxItem.State.pending
+        if stateText == "failed" {
+            let errorText: String? = row["error"]
+            state = .failed(
+                errorText.flatMap { try? KizunaHTTPClient.decoder.decode(JSONValue.self, from: Data($0.utf8)) }.map(kizunaError)
+                    ?? KizunaError(.internalError, "The stored error could not be read."))
+        }
+        let currentText: String? = row["current"]
+        let current = currentText.flatMap { try? KizunaHTTPClient.decoder.decode(JSONValue.self, from: Data($0.utf8)).objectValue }
+        let queuedAt: Int64 = row["queuedAt"]
+        let item = OutboxItem(
+            id: id, mutation: mutation, state: state, attempts: row["attempts"], current: current,
+            queuedAt: Date(timeIntervalSince1970: Double(queuedAt) / 1000))
+        return Row(seq: row["seq"], item: item, userId: row["userId"])
+    }
+
+    private static func encode(_ mutation: OutboxMutation) throws(KizunaError) -> Data {
+        do {
+            return try JSONEncoder().encode(mutation)
+        } catch {
+            throw KizunaError(.internalError, "The mutation could not be stored: \(error)")
+        }
+    }
+
+    static func errorJSON(_ error: KizunaError) -> JSONValue {
+        var object: [String: JSONValue] = ["code": .string(error.code.rawValue), "message": .string(error.message)]
+        if let field = error.field { object["field"] = .string(field) }
+        if !error.details.isEmpty {
+            object["details"] = .array(
+                error.details.map { detail in
+                    var entry: [String: JSONValue] = ["code": .string(detail.code), "message": .string(detail.message)]
+                    if let field = detail.field { entry["field"] = .string(field) }
+                    return .object(entry)
+                })
+        }
+        return .object(object)
+    }
+
+    static func kizunaError(_ json: JSONValue) -> KizunaError {
+        GraphQLError(message: json["message"]?.stringValue ?? "", extensions: json.objectValue ?? [:]).kizunaError
+    }
+
+    private func run<T>(_ body: (DatabaseQueue) throws -> T) throws(KizunaError) -> T {
+        do {
+            return try body(database)
+        } catch {
+            throw KizunaError(.internalError, "The SDK's outbox could not be read: \(error)")
+        }
+    }
+
+    private func runAsync<T>(_ body: (DatabaseQueue) async throws -> T) async throws(KizunaError) -> T {
+        do {
+            return try await body(database)
+        } catch {
+            throw KizunaError(.internalError, "The SDK's outbox could not be written: \(error)")
+        }
+    }
+}
