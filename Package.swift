@@ -105,6 +105,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The chat example's client (Examples/Chat): the SDK from a command line, two people in two terminals.
+        .executableTarget(
+            name: "kizuna-chat",
+            dependencies: ["KizunaClient", "KizunaCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/Chat/Sources",
+            swiftSettings: swiftSettings
+        ),
         // What several test targets share: a TCP proxy that takes a peer away and gives it back.
         .target(
             name: "KizunaTestSupport",
@@ -161,6 +168,8 @@ let package = Package(
             name: "kizunaTests",
             dependencies: [
                 "kizuna",
+                "kizuna-chat",
+                "KizunaTestSupport",
                 "KizunaClient",
                 "KizunaCore",
                 "KizunaServer",

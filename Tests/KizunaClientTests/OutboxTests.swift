@@ -11,10 +11,10 @@ import Testing
 /// server's typed error and can be retried with a fix or discarded.
 @Suite("Outbox through the SDK")
 struct OutboxTests {
-    /// The chat schema the Python gql client drives too: rooms their members own, messages the room's members read.
+    /// The chat example's schema: rooms their members own, messages the room's members post and read.
     static var schema: String {
         get throws {
-            let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Contract/gql_chat.graphql")
+            let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Chat/schema.graphql")
             return try String(contentsOf: file, encoding: .utf8)
         }
     }
@@ -70,8 +70,14 @@ struct OutboxTests {
             // Another device of the same user watches the room, straight to the server.
             let watcher = try AuthTests.app(server, directory: LiveServer.temporaryDirectory())
             try await watcher.auth.signIn(identifier: "mio@example.com", password: AuthTests.password)
-            let subscription = "subscription($since: String) { onCreateMessage(since: $since) { id roomId text } }"
-            var delivered = watcher.data.subscribe(subscription, field: "onCreateMessage", as: Message.self).makeAsyncIterator()
+            let (arrivals, arrived) = AsyncStream.makeStream(of: String.self)
+            let watching = Task {
+                let subscription = "subscription($since: String) { onCreateMessage(since: $since) { id roomId text } }"
+                for try await case .value(let message, _) in watcher.data.subscribe(subscription, field: "onCreateMessage", as: Message.self) {
+                    arrived.yield(message.text)
+                }
+            }
+            defer { watching.cancel() }
             for await state in await watcher.data.connectionStates() where state == .connected { break }
 
             await proxy.cut()
@@ -96,13 +102,17 @@ struct OutboxTests {
             }
             #expect(record == ["id": .string(queued[4].id), "roomId": .string(room), "text": "five"])
             var texts: [String] = []
-            while texts.count < 5, case .value(let message, _)? = try await delivered.next() { texts.append(message.text) }
+            for await text in arrivals.prefix(5) { texts.append(text) }
             #expect(texts == ["one", "two", "three", "four", "five"])
             let page: [String: [Message]] = try await watcher.data.query(
                 "query($room: ID!) { listMessagesByRoom(roomId: $room) { items { id roomId text } } }", variables: ["room": .string(room)],
                 field: "listMessagesByRoom")
             #expect(page["items"]?.count == 5)
             #expect(try await Self.items(of: app) { $0.isEmpty }.isEmpty)
+            // The watcher's socket closes before the server goes (a socket left reconnecting could reach another
+            // test's server on a reused port).
+            watching.cancel()
+            for await state in await watcher.data.connectionStates() where state == .idle { break }
         }
     }
 

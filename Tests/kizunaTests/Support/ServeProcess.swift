@@ -31,12 +31,17 @@ final class ServeProcess {
     /// Runs `kizuna <arguments>` while `body` runs; answers what `body` returned and how the process ended. A process
     /// whose end `body` did not see (by ``stop(_:)`` or by reading all its output) is killed when `body` returns, so
     /// the run never waits on a live server.
+    /// - Parameters:
+    ///   - executable: Which of the package's executables (`kizuna`, `kizuna-chat`).
+    ///   - environment: Variables set for the child, beside this process's.
     static func run<R: Sendable>(
-        _ arguments: [String], _ body: (ServeProcess) async throws -> R
+        _ arguments: [String], executable: String = "kizuna", environment: [String: String] = [:], _ body: (ServeProcess) async throws -> R
     ) async throws -> (value: R, status: TerminationStatus) {
         let result = try await Subprocess.run(
-            .path(try binary()), arguments: Arguments(arguments), input: .none, output: .sequence,
-            error: .combinedWithOutput
+            .path(try binary(executable)), arguments: Arguments(arguments),
+            environment: .inherit.updating(
+                Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), Optional($0.value)) })),
+            input: .none, output: .sequence, error: .combinedWithOutput
         ) { execution in
             let process = ServeProcess(lines: execution.standardOutput.strings().makeAsyncIterator()) {
                 try execution.send(signal: $0)
@@ -96,13 +101,13 @@ final class ServeProcess {
         return nil
     }
 
-    /// The `kizuna` executable built beside this test bundle.
-    private static func binary() throws -> FilePath {
-        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("kizuna").path
+    /// An executable of the package, built beside this test bundle.
+    private static func binary(_ name: String) throws -> FilePath {
+        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name).path
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw CocoaError(
                 .fileNoSuchFile,
-                userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: "build the kizuna executable first (swift build)"])
+                userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: "build the \(name) executable first (swift build)"])
         }
         return FilePath(path)
     }
