@@ -59,6 +59,15 @@ private func readmeData(app: KizunaApp) async throws {
 }
 
 // snippet: README.md#4
+private func readmeOutbox(app: KizunaApp) async throws {
+    try await app.data.outbox.start()  // at launch: sends what an earlier run left
+    let item = try await app.data.outbox.send(.create("Message", ["roomId": "r1", "text": "hello"], parent: "Room:r1"))
+    for await state in await app.data.outbox.states(of: item.id) {
+        if case .failed(let error) = state { print(error.message) }  // outbox.retry(item.id, with: fixed) or discard(item.id)
+    }
+}
+
+// snippet: README.md#5
 private func readmeAccounts(app: KizunaApp, email: String, password: String) async throws {
     let account = try await app.auth.signIn(identifier: email, password: password)
     let web = try await app.auth.handoff(next: "/account")  // load web.url in the WKWebView

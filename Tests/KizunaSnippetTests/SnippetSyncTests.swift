@@ -93,9 +93,13 @@ private struct DocBlock {
     /// What its snippet's marker says.
     var name: String { "\(doc)#\(ordinal)" }
 
-    /// The blocks of README.md and of every DocC catalog's articles.
+    /// The blocks of README.md, of every example's README, and of every DocC catalog's articles.
     static func all() throws -> [DocBlock] {
         var docs = ["README.md"]
+        for example in try FileManager.default.contentsOfDirectory(atPath: packageRoot + "/Examples").sorted()
+        where FileManager.default.fileExists(atPath: packageRoot + "/Examples/\(example)/README.md") {
+            docs.append("Examples/\(example)/README.md")
+        }
         for target in try FileManager.default.contentsOfDirectory(atPath: packageRoot + "/Sources").sorted() {
             let catalogs = (try? FileManager.default.contentsOfDirectory(atPath: packageRoot + "/Sources/" + target)) ?? []
             for catalog in catalogs.sorted() where catalog.hasSuffix(".docc") {

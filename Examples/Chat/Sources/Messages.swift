@@ -69,11 +69,13 @@ struct Chat: AsyncParsableCommand {
     func run() async throws {
         let app = try await connection.open()
         let listening = Task { try await Messages.listen(room, app: app) }
+        var typed: [String] = []
         while let line = readLine() {
             guard !line.isEmpty else { continue }
-            let item = try await app.data.outbox.send(Messages.post(line, to: room))
-            Task { _ = try await Messages.follow(item.id, in: app, quiet: true) }
+            typed.append(try await app.data.outbox.send(Messages.post(line, to: room)).id)
         }
+        // The input ended: wait until what was typed is sent (or has failed) before leaving.
+        for id in typed { _ = try await Messages.follow(id, in: app, quiet: true) }
         listening.cancel()
     }
 }
