@@ -1,12 +1,16 @@
 import Foundation
 import KizunaCore
+import KizunaServer
+import KizunaTestSupport
 import Synchronization
 import Testing
 
 @testable import KizunaClient
 
 /// `app.data.subscribe` against a live server over loopback WebSockets (swift-websocket's client on Linux): changes
-/// decoded into the app's type with their seq, and the socket's states as the app sees them.
+/// decoded into the app's type with their seq, the socket's states as the app sees them, and a subscription that
+/// outlives the server — stopped, and started again on the same store — resuming after its last seq with nothing
+/// missed and nothing twice.
 @Suite("Data API subscriptions through the SDK")
 struct DataSubscriptionTests {
     typealias Note = DataClientTests.Note
@@ -100,5 +104,48 @@ struct DataSubscriptionTests {
             }
             #expect(seen == [.idle, .connecting, .connected, .idle], "\(seen)")
         }
+    }
+
+    @Test func aSubscriptionOutlivesAServerRestartAndResumesWithNoGap() async throws {
+        let store = LiveServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: store) }
+        let sameStore = { (configuration: inout KizunaConfiguration) in
+            AuthTests.cheapHashing(&configuration)
+            configuration.database = .sqlite(dataDirectory: store.path)
+        }
+        let collected = Collected()
+        // The app talks to a proxy, which keeps its port while the server behind it goes and comes back on another:
+        // the SDK's reconnects reach this test's server or nothing.
+        let (app, proxy, consumer, first) = try await LiveServer.run(configure: sameStore) { server in
+            let proxy = try await TCPProxy.start(to: "127.0.0.1", port: server.port)
+            let directory = LiveServer.temporaryDirectory()
+            try await server.createShop()
+            _ = try await server.admin.publish(
+                .schema, app: "shop", document: SchemaDocument.document(sdl: DataClientTests.schema), message: nil, expecting: .any)
+            let app = try KizunaApp(
+                server: try #require(URL(string: "http://127.0.0.1:\(proxy.port)")), appId: "shop", directory: directory,
+                device: DeviceContext(appVersion: "1.0", platform: .ios),
+                secureStore: try SecureStore(service: "kizuna.shop", fileOptions: .init(directory: directory.appendingPathComponent("secure"))))
+            try await app.auth.signUp(identifier: "mio@example.com", password: AuthTests.password)
+            let consumer = Self.consume(app, since: "0", into: collected)
+            let first = try await Self.create(app, "one")
+            await collected.wait(for: 1)
+            await proxy.switchTo(.refuse)  // the server goes: the SDK retries with backoff and gets nowhere
+            return (app, proxy, consumer, first)
+        }
+        let (second, third) = try await LiveServer.run(announcesToken: false, configure: sameStore) { server in
+            await proxy.switchTo(.forward, port: server.port)
+            let second = try await Self.create(app, "two")  // perhaps before the subscription is back: replayed
+            await collected.wait(for: 2)
+            let third = try await Self.create(app, "three")  // live
+            await collected.wait(for: 3)
+            consumer.cancel()
+            for await state in await app.data.connectionStates() where state == .idle { break }
+            return (second, third)
+        }
+        await proxy.cut()
+        let notes = collected.notes.withLock { $0 }
+        #expect(notes.map { $0.note } == [first, second, third], "every note once, in order: \(notes)")
+        #expect(zip(notes, notes.dropFirst()).allSatisfy { $0.seq < $1.seq })
     }
 }

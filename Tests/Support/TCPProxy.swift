@@ -6,6 +6,8 @@ import Synchronization
 /// A TCP forwarder on a loopback port, for taking a real peer away from a running program and giving it back:
 /// ``cut()`` closes the listener and every forwarded connection (a server sees its store vanish, as when PostgreSQL
 /// stops; a client sees no server); ``restore(_:)`` listens on the same port again, forwarding as ``Mode`` says.
+/// ``switchTo(_:port:)`` changes what it does, and where it forwards, without giving up its port: a client that keeps
+/// reconnecting to the proxy reaches nothing else while the server behind it restarts.
 public final class TCPProxy: Sendable {
     /// What the proxy does with the connections it accepts.
     public enum Mode: Sendable {
@@ -16,20 +18,24 @@ public final class TCPProxy: Sendable {
         /// Forwards what the client sends and drops what the server answers: a request the server applies whose
         /// answer never arrives.
         case dropAnswers
+        /// Closes each connection as soon as it is accepted: a server that is down, on a port nobody else can take.
+        case refuse
     }
 
     public let port: Int
-    private let target: (host: String, port: Int)
+    private let host: String
     private let listener = Mutex<(any Channel)?>(nil)
-    /// The forwarded connections, and whether new ones are taken (false once cut, until restored).
-    private let connections = Mutex<(open: [ObjectIdentifier: any Channel], accepting: Bool, mode: Mode)>(([:], false, .forward))
+    /// The forwarded connections, whether new ones are taken (false once cut, until restored), what is done with them
+    /// and the port they are forwarded to.
+    private let connections = Mutex<(open: [ObjectIdentifier: any Channel], accepting: Bool, mode: Mode, target: Int)>(([:], false, .forward, 0))
     /// One element per connection accepted.
     public let accepted: AsyncStream<Void>
     private let accept: AsyncStream<Void>.Continuation
 
-    private init(port: Int, target: (host: String, port: Int)) {
+    private init(port: Int, host: String, target: Int) {
         self.port = port
-        self.target = target
+        self.host = host
+        connections.withLock { $0.target = target }
         (accepted, accept) = AsyncStream.makeStream(of: Void.self)
     }
 
@@ -38,14 +44,14 @@ public final class TCPProxy: Sendable {
         let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         let free = probe.localAddress?.port ?? 0
         try await probe.close()
-        let proxy = TCPProxy(port: free, target: (host, port))
+        let proxy = TCPProxy(port: free, host: host, target: port)
         try await proxy.restore(mode)
         return proxy
     }
 
     /// Listens again and treats new connections as `mode` says.
     public func restore(_ mode: Mode = .forward) async throws {
-        let target = target
+        let host = host
         connections.withLock {
             $0.accepting = true
             $0.mode = mode
@@ -55,9 +61,14 @@ public final class TCPProxy: Sendable {
             .childChannelInitializer { inbound in
                 guard self.track(inbound) else { return inbound.close() }
                 self.accept.yield()
-                if case .hold = mode { return inbound.eventLoop.makeSucceededVoidFuture() }
+                let (mode, target) = self.connections.withLock { ($0.mode, $0.target) }
+                switch mode {
+                case .hold: return inbound.eventLoop.makeSucceededVoidFuture()
+                case .refuse: return inbound.close()
+                case .forward, .dropAnswers: break
+                }
                 // Both channels run on the inbound one's event loop, so the handlers are added synchronously there.
-                return ClientBootstrap(group: inbound.eventLoop).connect(host: target.host, port: target.port).flatMapThrowing { outbound in
+                return ClientBootstrap(group: inbound.eventLoop).connect(host: host, port: target).flatMapThrowing { outbound in
                     guard self.track(outbound) else {
                         outbound.close(promise: nil)
                         throw ChannelError.ioOnClosedChannel
@@ -78,11 +89,23 @@ public final class TCPProxy: Sendable {
     public func cut() async {
         // Refused from here on, so a connection the listener is taking while it closes is closed too.
         let open = connections.withLock { connections in
-            defer { connections = ([:], false, connections.mode) }
+            defer { connections = ([:], false, connections.mode, connections.target) }
             return Array(connections.open.values)
         }
         let server = listener.withLock { $0.take() }
         try? await server?.close()
+        for channel in open { try? await channel.close() }
+    }
+
+    /// From now on treats new connections as `mode` says, forwarding them to `port` (the same one when `nil`), and
+    /// closes the open ones; the proxy keeps listening.
+    public func switchTo(_ mode: Mode, port: Int? = nil) async {
+        let open = connections.withLock { connections in
+            connections.mode = mode
+            if let port { connections.target = port }
+            defer { connections.open = [:] }
+            return Array(connections.open.values)
+        }
         for channel in open { try? await channel.close() }
     }
 
