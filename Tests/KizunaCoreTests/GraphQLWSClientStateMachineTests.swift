@@ -124,20 +124,19 @@ struct GraphQLWSClientStateMachineTests {
         }
     }
 
-    @Test func serverErrorsEndOneSubscriptionAndSyncExpiredAsksForAResync() {
+    @Test func serverErrorsEndOneSubscriptionAndSyncExpiredAsksForAResyncAndGoesOnLive() {
         let expired = #"{"type":"error","id":"a","payload":[{"message":"too old","extensions":{"code":"sync_expired"}}]}"#
         let refused = #"{"type":"error","id":"b","payload":[{"message":"no","extensions":{"code":"forbidden"}}]}"#
         Self.run(
             [(.subscribe("a", Self.resumed(after: 1)), [.state(.connecting), .connect]), (.subscribe("b", Self.plain), [])]
                 + Self.opening([.send(.subscribe(id: "a", payload: Self.resumed(after: 1))), .send(.subscribe(id: "b", payload: Self.plain))]) + [
-                    (.received(expired), [.resync("a")]),
-                    (
-                        .received(refused),
-                        [
-                            .fail(id: "b", errors: [["message": "no", "extensions": ["code": "forbidden"]]]),
-                            .close(.normalClosure, reason: "Normal Closure"), .state(.idle),
-                        ]
-                    ),
+                    // Too old to replay: a resync, and the subscription again without `since`, live from now.
+                    (.received(expired), [.resync("a"), .send(.subscribe(id: "a", payload: Self.resumable))]),
+                    (.received(Self.next("a", seq: 9)), [Self.delivered("a", seq: 9)]),
+                    // Another subscription's refusal ends that one alone.
+                    (.received(refused), [.fail(id: "b", errors: [["message": "no", "extensions": ["code": "forbidden"]]])]),
+                    // The last one ended closes the socket.
+                    (.unsubscribe("a"), [.send(.complete(id: "a")), .close(.normalClosure, reason: "Normal Closure"), .state(.idle)]),
                 ])
     }
 

@@ -24,7 +24,6 @@ actor GraphQLWSClient {
     private var outbox: AsyncStream<String>.Continuation?
     private var reconnecting: Task<Void, Never>?
     private var subscribers: [String: Events.Continuation] = [:]
-    private var payloads: [String: GraphQLWSSubscribePayload] = [:]
     private var watchers: [Int: AsyncStream<DataConnectionState>.Continuation] = [:]
     private var counter = 0
 
@@ -44,7 +43,6 @@ actor GraphQLWSClient {
         let id = String(counter)
         let (events, continuation) = Events.makeStream()
         subscribers[id] = continuation
-        payloads[id] = payload
         continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
         perform(machine.subscribe(id, payload))
         return events
@@ -67,7 +65,6 @@ actor GraphQLWSClient {
 
     private func unsubscribe(_ id: String) {
         subscribers[id] = nil
-        payloads[id] = nil
         perform(machine.unsubscribe(id))
     }
 
@@ -101,24 +98,16 @@ actor GraphQLWSClient {
             case .gap(let id):
                 subscribers[id]?.yield(.resync)
             case .resync(let id):
-                // Too old to replay: the app syncs, and the subscription goes on live from now.
+                // Too old to replay: the app syncs; the machine sends the subscription again, live from now.
                 subscribers[id]?.yield(.resync)
-                if var payload = payloads[id] {
-                    payload.variables?["since"] = nil
-                    payloads[id] = payload
-                    perform(machine.subscribe(id, payload))
-                }
             case .fail(let id, let errors):
-                payloads[id] = nil
                 subscribers.removeValue(forKey: id)?.finish(throwing: DataError.graphQL(errors.map { GraphQLError(.object($0)) }, data: nil))
             case .finish(let id):
-                payloads[id] = nil
                 subscribers.removeValue(forKey: id)?.finish()
             case .terminate(let code, let reason):
                 let error = DataError.transport(KizunaError(.transport, "The data API's WebSocket closed with \(code.rawValue): \(reason)"))
                 for subscriber in subscribers.values { subscriber.finish(throwing: error) }
                 subscribers = [:]
-                payloads = [:]
             }
         }
     }

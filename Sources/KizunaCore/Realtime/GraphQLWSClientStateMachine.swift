@@ -12,7 +12,8 @@
 /// `extensions.seq` it delivered. One whose document does not declare it cannot be resumed: after a reconnect it is
 /// sent as it was, and its first delivery is preceded by ``Action/gap(_:)`` so that the app knows it may have missed
 /// changes and syncs. A `since` older than the server's change log is answered with an error coded `sync_expired`,
-/// which becomes ``Action/resync(_:)``: the app syncs (`syncX`) and subscribes again.
+/// which becomes ``Action/resync(_:)`` (the app syncs, `syncX`) and the subscription sent again without `since`, live
+/// from then on.
 public struct GraphQLWSClientStateMachine: Sendable {
     /// Where the connection is, as the SDK reports it to the app (Amplify's connection states).
     public enum ConnectionState: Sendable, Hashable {
@@ -58,8 +59,8 @@ public struct GraphQLWSClientStateMachine: Sendable {
         case deliver(id: String, payload: [String: JSONValue])
         /// This subscription may have missed changes (it was not resumable across a reconnect): the app syncs.
         case gap(String)
-        /// The server cannot replay what this subscription missed (`sync_expired`): it has ended; the app syncs and
-        /// subscribes again.
+        /// The server cannot replay what this subscription missed (`sync_expired`): the app syncs; the subscription is
+        /// sent again without `since` (the next action) and goes on live.
         case resync(String)
         /// The server ended this subscription with these GraphQL errors.
         case fail(id: String, errors: [[String: JSONValue]])
@@ -181,10 +182,19 @@ public struct GraphQLWSClientStateMachine: Sendable {
             operations[id] = operation
             return actions + [.deliver(id: id, payload: payload)]
         case .error(let id, let errors):
+            let expired = errors.contains { $0["extensions"]?["code"]?.stringValue == KizunaError.Code.syncExpired.rawValue }
+            if expired, var operation = operations[id] {
+                // Too old to replay: it goes on live from now (sent again without `since`), and the app syncs.
+                operation.payload.variables?["since"] = nil
+                if operation.payload.variables?.isEmpty == true { operation.payload.variables = nil }
+                operation.lastSeq = nil
+                operation.mayHaveGap = false
+                operations[id] = operation
+                return [.resync(id), .send(.subscribe(id: id, payload: operation.payload))]
+            }
             guard operations.removeValue(forKey: id) != nil else { return [] }
             sent.remove(id)
-            let expired = errors.contains { $0["extensions"]?["code"]?.stringValue == KizunaError.Code.syncExpired.rawValue }
-            return (expired ? [.resync(id)] : [.fail(id: id, errors: errors)]) + (operations.isEmpty ? goIdle() : [])
+            return [.fail(id: id, errors: errors)] + (operations.isEmpty ? goIdle() : [])
         case .complete(let id):
             guard operations.removeValue(forKey: id) != nil else { return [] }
             sent.remove(id)
