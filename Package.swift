@@ -148,6 +148,7 @@ let package = Package(
                 "KizunaCore",
                 "KizunaServer",
                 "KizunaTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
