@@ -151,4 +151,34 @@ struct OutboxTests {
             #expect(await ended.next() == nil)
         }
     }
+
+    @Test func anItemIsSentAsTheUserWhoQueuedItAndWaitsWhileAnotherIsSignedIn() async throws {
+        try await LiveServer.run(configure: AuthTests.cheapHashing) { server in
+            try await Self.publishChat(server)
+            let proxy = try await TCPProxy.start(to: "127.0.0.1", port: server.port)
+            defer { Task { await proxy.cut() } }
+            let (app, room) = try await Self.member(server, through: proxy, identifier: "mio@example.com")
+            let mio = try #require(await app.auth.account?.id)
+            // Queued offline, tried once; the backoff is long, so nothing but the calls below sends it.
+            await app.data.outbox.setBackoff(GraphQLWSReconnectBackoff(base: .seconds(3600), maximum: .seconds(3600)))
+            await proxy.cut()
+            let item = try await app.data.outbox.send(
+                .create("Message", ["roomId": .string(room), "text": "mine"], parent: "Room:\(room)", selection: "id owner"))
+            _ = try await Self.items(of: app) { $0.first?.attempts == 1 && $0.first?.state == .pending }
+            try await proxy.restore()
+
+            // Sora on the same device: Mio's message is not Sora's to send (Sora is not even in the room).
+            try await app.auth.signOut()
+            try await app.auth.signUp(identifier: "sora@example.com", password: AuthTests.password)
+            try await app.data.outbox.sendNow()
+            #expect(await app.data.outbox.item(item.id)?.state == .pending)
+
+            // Mio again: the sign-in alone wakes the outbox (its backoff was cleared while Sora was in, and nothing else
+            // would), and the message goes out as Mio's; sent as Sora it would have failed, forbidden.
+            try await app.auth.signOut()
+            try await app.auth.signIn(identifier: "mio@example.com", password: AuthTests.password)
+            let states = await Self.states(of: item.id, in: app)
+            #expect(states.last == .sent(["id": .string(item.id), "owner": .string(mio)]), "\(states)")
+        }
+    }
 }

@@ -62,9 +62,32 @@ public actor Auth {
             return cached
         }
         set {
+            let before = loaded ? cached?.account : nil
             cached = newValue
             loaded = true
+            if newValue?.account != before {
+                for watcher in accountWatchers.values { watcher.yield(newValue?.account) }
+            }
         }
+    }
+
+    private var accountWatchers: [Int: AsyncStream<AccountInfo?>.Continuation] = [:]
+    private var watcherCount = 0
+
+    /// The signed-in account now, and again each time another signs in or the session ends (`nil`); a refreshed
+    /// token of the same account is no change.
+    public func accountChanges() -> AsyncStream<AccountInfo?> {
+        watcherCount += 1
+        let key = watcherCount
+        let (stream, continuation) = AsyncStream.makeStream(of: AccountInfo?.self, bufferingPolicy: .bufferingNewest(1))
+        continuation.yield(account)
+        accountWatchers[key] = continuation
+        continuation.onTermination = { _ in Task { await self.stopWatching(key) } }
+        return stream
+    }
+
+    private func stopWatching(_ key: Int) {
+        accountWatchers[key] = nil
     }
 
     /// The signed-in account, or `nil`.

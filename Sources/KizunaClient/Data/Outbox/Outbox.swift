@@ -55,6 +55,11 @@ public actor Outbox {
         entries = try store.rows().map { OutboxPolicy.Entry(row: $0, notBefore: nil) }
         self.store = store
         sender = Task { await self.run() }
+        // Items wait for the user who queued them: a sign-in (or sign-out) may let some go.
+        let (auth, wakeup) = (auth, wakeup)
+        Task {
+            for await _ in await auth.accountChanges() { wakeup.yield() }
+        }
     }
 
     /// Stores `mutation` and queues it; answers once it is stored, so it is sent even if the app is killed now.
@@ -163,12 +168,8 @@ public actor Outbox {
                 await attempt(entries[index].item.id)
                 continue
             }
-            var deadline = OutboxPolicy.nextWake(in: entries, user: user, now: now)
-            // Another user's items wait for that user; look again now and then (a sign-in does not call in).
-            if deadline == nil, entries.contains(where: { $0.row.userId != user && $0.item.state.isUnsent }) {
-                deadline = now + .seconds(5)
-            }
-            await Self.wait(for: wakes, until: deadline)
+            // Woken by a new item, a retry, sendNow, or the account changing; or when a backoff ends.
+            await Self.wait(for: wakes, until: OutboxPolicy.nextWake(in: entries, user: user, now: now))
         }
     }
 
