@@ -242,7 +242,7 @@ def paging(chat):
 
 
 def visibility(chat, listed_ids):
-    step("B reads A's messages through the room; C, not a member, reads none")
+    step("B reads A's messages through the room; C, not a member, reads none and cannot post")
     b_listed = [item["id"] for page in chat.b.room_pages(chat.room_id) for item in page]
     check(
         b_listed == listed_ids, "B lists the same messages, in the same order, as A", {"A": listed_ids, "B": b_listed}
@@ -254,6 +254,9 @@ def visibility(chat, listed_ids):
     for author, message in zip("AB", chat.messages[:2]):
         got = chat.c.run("getMessage", "GetMessage", id=message["id"])
         check(got is None, f"C's getMessage of {author}'s message is null", got)
+    chat.c.refused(
+        "createMessage in a room C is not in", "forbidden", "CreateMessage", input={"roomId": chat.room_id, "text": "let me in"}
+    )
 
 
 def cursors(chat):
