@@ -40,13 +40,23 @@ public final class TCPProxy: Sendable {
     }
 
     /// Starts forwarding a free loopback port to `host:port`.
+    ///
+    /// The port is below Linux's ephemeral range (32768–60999 by default), so no outgoing connection is ever given it:
+    /// while the proxy is cut, a client reconnecting to it cannot be handed the port itself (TCP connects a socket to
+    /// itself then, and a database driver waits on its own startup message for ever), and nothing else takes the port
+    /// before ``restore(_:)`` binds it again.
     public static func start(to host: String, port: Int, mode: Mode = .forward) async throws -> TCPProxy {
-        let probe = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let free = probe.localAddress?.port ?? 0
-        try await probe.close()
-        let proxy = TCPProxy(port: free, host: host, target: port)
-        try await proxy.restore(mode)
-        return proxy
+        var lastError: (any Error)?
+        for _ in 0..<100 {
+            let proxy = TCPProxy(port: Int.random(in: 20_000..<32_000), host: host, target: port)
+            do {
+                try await proxy.restore(mode)
+                return proxy
+            } catch {
+                lastError = error  // taken: another one
+            }
+        }
+        throw lastError ?? ChannelError.ioOnClosedChannel
     }
 
     /// Listens again and treats new connections as `mode` says.
