@@ -4,8 +4,9 @@
 Usage:
     gql_client.py CONFIG_JSON
 
-CONFIG_JSON (a file, or - for standard input) names the endpoint of an app that has published gql_chat.graphql (next
-to this script), an API key of that app, and three accounts with their access tokens:
+CONFIG_JSON (a file, or - for standard input) names the endpoint of an app that has published the chat example's
+schema (Examples/Chat/schema.graphql) with gql_chat.graphql (next to this script) appended, an API key of that app,
+and three accounts with their access tokens:
 
     {"url": "http://127.0.0.1:8080/v1/apps/shop/graphql",
      "apiKey": "kzk_…",

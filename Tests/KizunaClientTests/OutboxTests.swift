@@ -42,6 +42,23 @@ struct OutboxTests {
         return (app, room.id)
     }
 
+    /// A live server with the chat's schema, and Mio's app, signed up, talking to it through a proxy, with a room of
+    /// Mio's; the proxy is cut when `body` returns.
+    static func withMio(_ body: (LiveServer, TCPProxy, KizunaApp, String) async throws -> Void) async throws {
+        try await LiveServer.run(configure: AuthTests.cheapHashing) { server in
+            try await publishChat(server)
+            let proxy = try await TCPProxy.start(to: "127.0.0.1", port: server.port)
+            do {
+                let (app, room) = try await member(server, through: proxy, identifier: "mio@example.com")
+                try await body(server, proxy, app, room)
+            } catch {
+                await proxy.cut()
+                throw error
+            }
+            await proxy.cut()
+        }
+    }
+
     static func publishChat(_ server: LiveServer) async throws {
         try await server.createShop()
         _ = try await server.admin.publish(.schema, app: "shop", document: SchemaDocument.document(sdl: try schema), message: nil, expecting: .any)
@@ -61,11 +78,7 @@ struct OutboxTests {
     }
 
     @Test func messagesQueuedOfflineArriveInOrderAndOnceWhenTheServerIsBack() async throws {
-        try await LiveServer.run(configure: AuthTests.cheapHashing) { server in
-            try await Self.publishChat(server)
-            let proxy = try await TCPProxy.start(to: "127.0.0.1", port: server.port)
-            defer { Task { await proxy.cut() } }
-            let (app, room) = try await Self.member(server, through: proxy, identifier: "mio@example.com")
+        try await Self.withMio { server, proxy, app, room in
 
             // Another device of the same user watches the room, straight to the server.
             let watcher = try AuthTests.app(server, directory: LiveServer.temporaryDirectory())
@@ -117,11 +130,7 @@ struct OutboxTests {
     }
 
     @Test func aRefusedItemCarriesTheServersErrorAndIsRetriedWithAFixOrDiscarded() async throws {
-        try await LiveServer.run(configure: AuthTests.cheapHashing) { server in
-            try await Self.publishChat(server)
-            let proxy = try await TCPProxy.start(to: "127.0.0.1", port: server.port)
-            defer { Task { await proxy.cut() } }
-            let (app, room) = try await Self.member(server, through: proxy, identifier: "mio@example.com")
+        try await Self.withMio { server, proxy, app, room in
             let outbox = app.data.outbox
 
             // A message without its text: validation_failed (GraphQL's, for a required input field); the room's next
@@ -153,11 +162,7 @@ struct OutboxTests {
     }
 
     @Test func anItemIsSentAsTheUserWhoQueuedItAndWaitsWhileAnotherIsSignedIn() async throws {
-        try await LiveServer.run(configure: AuthTests.cheapHashing) { server in
-            try await Self.publishChat(server)
-            let proxy = try await TCPProxy.start(to: "127.0.0.1", port: server.port)
-            defer { Task { await proxy.cut() } }
-            let (app, room) = try await Self.member(server, through: proxy, identifier: "mio@example.com")
+        try await Self.withMio { server, proxy, app, room in
             let mio = try #require(await app.auth.account?.id)
             // Queued offline, tried once; the backoff is long, so nothing but the calls below sends it.
             await app.data.outbox.setBackoff(GraphQLWSReconnectBackoff(base: .seconds(3600), maximum: .seconds(3600)))

@@ -7,10 +7,10 @@ import Testing
 @testable import KizunaServer
 
 /// gql, the Python GraphQL client, drives the data API as an app team's tooling would (`Tests/Contract/gql_client.py`
-/// on `Tests/Contract/gql_chat.graphql`): a schema by introspection that validates every document, client ids with
-/// safe retries, versions and conflicts, conditions, index pages, reads through a room's members, tombstones through
-/// sync, signed cursors and API keys. `.ci/run` installs gql; elsewhere the test is skipped, with the reason, when it
-/// is missing — under `CI=true` it fails instead.
+/// on the chat example's schema and `Tests/Contract/gql_chat.graphql`): a schema by introspection that validates every
+/// document, client ids with safe retries, versions and conflicts, conditions, index pages, reads through a room's
+/// members, tombstones through sync, signed cursors and API keys. `.ci/run` installs gql; elsewhere the test is skipped,
+/// with the reason, when it is missing — under `CI=true` it fails instead.
 @Suite("Data API through gql (an outside client)")
 struct GQLClientTests {
     /// The script and the schema it drives.
@@ -35,7 +35,9 @@ struct GQLClientTests {
         try await withTestServer(backend, configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
             let port = try #require(server.client.port)
             #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
-            let sdl = try String(contentsOf: Self.contract.appendingPathComponent("gql_chat.graphql"), encoding: .utf8)
+            let chat = Self.contract.appendingPathComponent("../../Examples/Chat/schema.graphql")
+            let sdl = try [chat, Self.contract.appendingPathComponent("gql_chat.graphql")]
+                .map { try String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
             let published = try await DataSchemaPublishingTests.publish(server, sdl)
             try #require(published.status == .ok, "the chat schema did not publish: \(published.text)")
             var users: [String: Setup.User] = [:]

@@ -121,6 +121,7 @@ public actor Outbox {
     /// - Throws: `not_found` for an id the outbox does not hold; `conflict` for an item that has not failed;
     ///   `validation_failed` as ``send(_:)`` does.
     public func retry(_ id: String, with mutation: OutboxMutation? = nil) async throws(KizunaError) {
+        try start()  // items an earlier run left can be retried or dropped before anything else opened the outbox
         guard let store, let index = entries.firstIndex(where: { $0.item.id == id }) else { throw Self.missing(id) }
         guard case .failed = entries[index].item.state else {
             throw KizunaError(.conflict, "Outbox item \(id) has not failed; only a failed item is retried.", field: "id")
@@ -140,6 +141,7 @@ public actor Outbox {
     /// Drops an item that is pending or failed; it will not be sent.
     /// - Throws: `not_found` for an id the outbox does not hold; `conflict` for an item on the wire now.
     public func discard(_ id: String) async throws(KizunaError) {
+        try start()  // items an earlier run left can be retried or dropped before anything else opened the outbox
         guard let store, let index = entries.firstIndex(where: { $0.item.id == id }) else { throw Self.missing(id) }
         guard entries[index].item.state != .sending else {
             throw KizunaError(.conflict, "Outbox item \(id) is being sent; it can be discarded if it fails.", field: "id")

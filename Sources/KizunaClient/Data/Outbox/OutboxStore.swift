@@ -105,7 +105,7 @@ struct OutboxStore: Sendable {
                 switch item.state {
                 case .pending, .sent: ("pending", nil)
                 case .sending: ("sending", nil)
-                case .failed(let failure): ("failed", String(decoding: Self.errorJSON(failure).jsonBytes, as: UTF8.self))
+                case .failed(let failure): ("failed", Self.errorText(failure))
                 }
             let current = item.current.map { String(decoding: JSONValue.object($0).jsonBytes, as: UTF8.self) }
             let attempts = item.attempts
@@ -140,7 +140,7 @@ struct OutboxStore: Sendable {
         if stateText == "failed" {
             let errorText: String? = row["error"]
             state = .failed(
-                errorText.flatMap { try? KizunaHTTPClient.decoder.decode(JSONValue.self, from: Data($0.utf8)) }.map(kizunaError)
+                errorText.flatMap { try? KizunaHTTPClient.decoder.decode(ErrorEnvelope.self, from: Data($0.utf8)).kizunaError }
                     ?? KizunaError(.internalError, "The stored error could not be read."))
         }
         let currentText: String? = row["current"]
@@ -160,22 +160,9 @@ struct OutboxStore: Sendable {
         }
     }
 
-    static func errorJSON(_ error: KizunaError) -> JSONValue {
-        var object: [String: JSONValue] = ["code": .string(error.code.rawValue), "message": .string(error.message)]
-        if let field = error.field { object["field"] = .string(field) }
-        if !error.details.isEmpty {
-            object["details"] = .array(
-                error.details.map { detail in
-                    var entry: [String: JSONValue] = ["code": .string(detail.code), "message": .string(detail.message)]
-                    if let field = detail.field { entry["field"] = .string(field) }
-                    return .object(entry)
-                })
-        }
-        return .object(object)
-    }
-
-    static func kizunaError(_ json: JSONValue) -> KizunaError {
-        GraphQLError(message: json["message"]?.stringValue ?? "", extensions: json.objectValue ?? [:]).kizunaError
+    /// A refusal as stored: KizunaCore's error envelope, the form the server sends it in.
+    static func errorText(_ error: KizunaError) -> String? {
+        (try? JSONEncoder().encode(ErrorEnvelope(error))).map { String(decoding: $0, as: UTF8.self) }
     }
 
     private func run<T>(_ body: (DatabaseQueue) throws -> T) throws(KizunaError) -> T {
