@@ -54,7 +54,7 @@ struct DataAccessTests {
 
     @Test(arguments: TestBackend.available)
     func operatorsPutAccountsInGroups(_ backend: TestBackend) async throws {
-        try await withTestServer(backend, configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+        try await withTestServer(backend) { server in
             let signUp = try await server.send(
                 .post, "/v1/auth/sign-up", json: #"{"identifier":"mio@example.com","password":"correct horse battery"}"#, authorized: false)
             #expect(signUp.status == .created, "\(signUp.text)")

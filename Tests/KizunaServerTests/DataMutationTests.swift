@@ -48,7 +48,7 @@ struct DataMutationTests {
     )
         async throws
     {
-        try await withTestServer(backend, configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+        try await withTestServer(backend) { server in
             #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
             #expect(try await DataSchemaPublishingTests.publish(server, Self.schema).status == .ok)
             let alice = try await GraphQLEndpointTests.signUp(server, "alice@example.com")

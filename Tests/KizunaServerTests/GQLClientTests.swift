@@ -32,7 +32,7 @@ struct GQLClientTests {
 
     @Test(arguments: TestBackend.available)
     func gqlUsesTheDataAPIAsAnAppTeamWould(_ backend: TestBackend) async throws {
-        try await withTestServer(backend, configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+        try await withTestServer(backend) { server in
             let port = try #require(server.client.port)
             #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
             let chat = Self.contract.appendingPathComponent("../../Examples/Chat/schema.graphql")

@@ -69,7 +69,7 @@ struct GraphQLEndpointTests {
 
     @Test(arguments: TestBackend.available)
     func ownersReadTheirOwnRecordsPageByPage(_ backend: TestBackend) async throws {
-        try await withTestServer(backend, configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+        try await withTestServer(backend) { server in
             #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
             #expect(try await DataSchemaPublishingTests.publish(server, Self.schema).status == .ok)
             let alice = try await Self.signUp(server, "alice@example.com")

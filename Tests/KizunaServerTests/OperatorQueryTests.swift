@@ -52,7 +52,7 @@ struct OperatorQueryTests {
 
     @Test(arguments: TestBackend.available)
     func theOperatorPassesEveryRuleAndAUserOnlyTheirs(_ backend: TestBackend) async throws {
-        try await withTestServer(backend, configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+        try await withTestServer(backend) { server in
             #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
             #expect(try await DataSchemaPublishingTests.publish(server, Self.schema).status == .ok)
             let alice = try await GraphQLEndpointTests.signUp(server, "alice@example.com")
@@ -97,7 +97,7 @@ struct OperatorQueryTests {
     }
 
     @Test func refusesWithoutAnAdminTokenAndNamesAnUnknownUser() async throws {
-        try await withTestServer(configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+        try await withTestServer() { server in
             #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
             #expect(try await DataSchemaPublishingTests.publish(server, Self.schema).status == .ok)
             let alice = try await GraphQLEndpointTests.signUp(server, "alice@example.com")

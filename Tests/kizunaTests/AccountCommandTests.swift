@@ -11,7 +11,7 @@ import Testing
 @Suite("kizuna user and aasa")
 struct AccountCommandTests {
     @Test func userCommandsDriveTheAdminAPI() async throws {
-        try await CLIServer.run(configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+        try await CLIServer.run { server in
             let sdk = KizunaHTTPClient(baseURL: URL(string: server.url)!)
             for name in ["mio@example.com", "sora"] {
                 let _: SessionGrant = try await sdk.send(

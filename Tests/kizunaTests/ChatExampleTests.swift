@@ -17,7 +17,7 @@ struct ChatExampleTests {
 
     /// A server with the app `chat` and the example's schema.
     static func withChatServer(_ body: (CLIServer) async throws -> Void) async throws {
-        try await CLIServer.run(configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+        try await CLIServer.run { server in
             _ = try await server.admin.createApp(NewApp(id: "chat", name: "Chat", platform: .ios, bundleId: "com.example.chat", teamId: "ABCDE12345"))
             let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Chat/schema.graphql")
             let sdl = try String(contentsOf: file, encoding: .utf8)

@@ -21,7 +21,7 @@ struct DataCommandTests {
         """
 
     @Test func queriesAsTheOperatorOrAsAnAccount() async throws {
-        try await CLIServer.run(configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+        try await CLIServer.run { server in
             let (admin, directory) = (server.admin, server.directory)
             _ = try await admin.createApp(NewApp(id: "shop", name: "Shop", platform: .ios, bundleId: "com.example.shop", teamId: "ABCDE12345"))
             _ = try await admin.publish(.schema, app: "shop", document: SchemaDocument.document(sdl: Self.schema), message: nil, expecting: .any)

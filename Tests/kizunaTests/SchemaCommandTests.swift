@@ -87,7 +87,7 @@ struct SchemaJobsCommandTests {
 @Suite("kizuna app key and user group")
 struct AccessCommandTests {
     @Test func keysAndGroupsThroughTheCLI() async throws {
-        try await CLIServer.run(configure: { $0.passwordParameters = .init(logN: 10, r: 8, p: 1) }) { server in
+        try await CLIServer.run { server in
             let admin = server.admin
             _ = try await admin.createApp(NewApp(id: "shop", name: "Shop", platform: .ios, bundleId: "com.example.shop", teamId: "ABCDE12345"))
             try await server.kizuna(["app", "key", "create", "--expires-in-days", "7", "--name", "web", "--app", "shop"])

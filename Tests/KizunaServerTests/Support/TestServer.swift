@@ -58,6 +58,10 @@ func withTestServer(
     try await withTestStore(backend) { store in
         let (tokens, continuation) = AsyncStream.makeStream(of: AdminCredential.self)
         var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { continuation.yield($0) }
+        // Tests hash passwords at scrypt N = 2^10 (a millisecond), not the standard 2^15: a suite signing up dozens of
+        // users at once on two cores would otherwise queue hashes past the clients' timeouts. A test wanting another
+        // cost sets it in `configure`.
+        configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
         configure(&configuration)
         let parts = try await ServerParts(configuration: configuration)
         let (database, readiness, feed, sweeper) = (parts.database, parts.readiness, parts.feed, parts.sweeper)
@@ -86,6 +90,10 @@ func withTestServers(
     try await withTestStore(backend) { store in
         let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
         var configuration = KizunaConfiguration(port: 0, database: store.location, logLevel: .warning) { announce.yield($0) }
+        // Tests hash passwords at scrypt N = 2^10 (a millisecond), not the standard 2^15: a suite signing up dozens of
+        // users at once on two cores would otherwise queue hashes past the clients' timeouts. A test wanting another
+        // cost sets it in `configure`.
+        configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
         configure(&configuration)
         let a = try await ServerParts(configuration: configuration)
         let b = try await ServerParts(configuration: configuration)
