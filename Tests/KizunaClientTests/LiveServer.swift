@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import KizunaCore
+import KizunaTestSupport
 import Logging
 import ServiceLifecycle
 import Testing
@@ -16,7 +17,8 @@ struct LiveServer {
     let parts: ServerParts
     let directory: URL
 
-    /// Starts a server, runs `body` against it, then shuts it down gracefully (open event streams end).
+    /// Starts a server, runs `body` against it, then shuts it down gracefully (open event streams end); in a
+    /// ``ServerSlots`` slot.
     ///
     /// - Parameter announcesToken: Whether the store is new, so the server announces a first admin token (a
     ///   second instance over the same store does not; its `admin` client then has no token).
@@ -24,6 +26,12 @@ struct LiveServer {
         announcesToken: Bool = true,
         configure: (inout KizunaConfiguration) -> Void = { _ in },
         _ body: (LiveServer) async throws -> Result
+    ) async throws -> Result {
+        try await ServerSlots.withSlot { try await start(announcesToken: announcesToken, configure: configure, body) }
+    }
+
+    private static func start<Result: Sendable>(
+        announcesToken: Bool, configure: (inout KizunaConfiguration) -> Void, _ body: (LiveServer) async throws -> Result
     ) async throws -> Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-live-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -81,16 +81,18 @@ struct TestStore: Sendable {
     }
 }
 
-/// Runs `body` with a fresh, unmigrated store of `backend`, removing it afterwards.
+/// Runs `body` with a fresh, unmigrated store of `backend`, removing it afterwards; in a ``ServerSlots`` slot.
 func withTestStore(_ backend: TestBackend, _ body: (TestStore) async throws -> Void) async throws {
-    let store = try await TestStore.make(backend)
-    do {
-        try await body(store)
-    } catch {
+    try await ServerSlots.withSlot {
+        let store = try await TestStore.make(backend)
+        do {
+            try await body(store)
+        } catch {
+            await store.remove()
+            throw error
+        }
         await store.remove()
-        throw error
     }
-    await store.remove()
 }
 
 /// Runs `body` with a fresh store of `backend` migrated to the latest schema, closing and removing it afterwards.

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import KizunaClient
 import KizunaCore
+import KizunaTestSupport
 import Logging
 import ServiceLifecycle
 import Testing
@@ -34,6 +35,10 @@ struct CLIServer {
     }
 
     static func run(configure: (inout KizunaConfiguration) -> Void = { _ in }, _ body: (CLIServer) async throws -> Void) async throws {
+        try await ServerSlots.withSlot { try await start(configure: configure, body) }
+    }
+
+    private static func start(configure: (inout KizunaConfiguration) -> Void, _ body: (CLIServer) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-cli-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)

@@ -1,0 +1,53 @@
+import Foundation
+
+/// How many tests may run a server (or a store) at once in this process: every test target's suites run in one
+/// process, all at once, and without a bound the first seconds of a run start a hundred servers on two cores — their
+/// SQLite queries queue on NIO's two blocking threads past the pools' ten-second timeouts, and tests fail for the wrong
+/// reason. Tests beyond the bound wait for a slot before they start anything, so no client of theirs is waiting yet.
+///
+/// A test takes one slot however many servers it runs: a server started inside another's slot (a second instance, a
+/// restart, a store under a server) runs in it, so nested starts can never wait on each other.
+public enum ServerSlots {
+    /// Eight per core, at least eight: servers mostly wait on the network and the disk.
+    public static let width = max(8, 8 * ProcessInfo.processInfo.activeProcessorCount)
+
+    @TaskLocal private static var holdsSlot = false
+    private static let gate = Gate(width: width)
+
+    /// Runs `body` in a slot, waiting for one first unless the task already holds one.
+    public static func withSlot<T>(_ body: () async throws -> T) async throws -> T {
+        if holdsSlot { return try await body() }
+        await gate.enter()
+        do {
+            let result = try await $holdsSlot.withValue(true) { try await body() }
+            await gate.leave()
+            return result
+        } catch {
+            await gate.leave()
+            throw error
+        }
+    }
+
+    private actor Gate {
+        private var free: Int
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+
+        init(width: Int) { free = width }
+
+        func enter() async {
+            if free > 0 {
+                free -= 1
+                return
+            }
+            await withCheckedContinuation { waiting.append($0) }
+        }
+
+        func leave() {
+            if waiting.isEmpty {
+                free += 1
+            } else {
+                waiting.removeFirst().resume()  // the slot passes straight to the next test
+            }
+        }
+    }
+}
