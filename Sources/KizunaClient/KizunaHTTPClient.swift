@@ -136,18 +136,39 @@ public struct KizunaHTTPClient: Sendable {
     private func perform(_ request: URLRequest, what: String) async throws(KizunaError) -> (Data, HTTPURLResponse) {
         let session = session
         let timeout = timeout
-        let outcome: Result<(Data, URLResponse), any Error>? = await withTaskGroup(of: Result<(Data, URLResponse), any Error>?.self) { group in
-            group.addTask {
-                do { return .success(try await session.data(for: request)) } catch { return .failure(error) }
+        #if canImport(FoundationNetworking)
+            // FoundationNetworking crashes the process ("Trying to access a behaviour for a task that in not in the
+            // registry") when a task is cancelled while it is failing, as one through a refused connection does at
+            // once: there, the exchange is never cancelled. The caller stops waiting for it (deadline, cancellation),
+            // and it ends by itself within the request's own timeout.
+            let first = FirstOf<Result<(Data, URLResponse), any Error>?>()
+            Task { () async -> Void in
+                do { first.offer(.success(try await session.data(for: request))) } catch { first.offer(.failure(error)) }
             }
-            group.addTask {
+            let timer = Task {
                 try? await Task.sleep(for: timeout)
-                return nil
+                first.offer(nil)
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+            let outcome = await withTaskCancellationHandler {
+                await first.wait()
+            } onCancel: {
+                first.offer(.failure(CancellationError()))
+            }
+            timer.cancel()
+        #else
+            let outcome: Result<(Data, URLResponse), any Error>? = await withTaskGroup(of: Result<(Data, URLResponse), any Error>?.self) { group in
+                group.addTask {
+                    do { return .success(try await session.data(for: request)) } catch { return .failure(error) }
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+        #endif
         switch outcome {
         case nil:
             throw KizunaError(.timeout, "\(what) got no answer from \(baseURL.absoluteString) within \(timeout.seconds) seconds.")
