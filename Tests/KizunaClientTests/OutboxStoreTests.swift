@@ -43,7 +43,7 @@ struct OutboxStoreTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("data.sqlite")
         _ = try OutboxStore.open(at: url)
-        var newer = OutboxStore.migrator
+        var newer = LocalDatabase.migrator
         newer.registerMigration("99-from-a-newer-sdk") { db in try db.execute(sql: "CREATE TABLE later (x INTEGER)") }
         try newer.migrate(try DatabaseQueue(path: url.path))
         #expect {

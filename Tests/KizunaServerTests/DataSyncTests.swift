@@ -17,6 +17,11 @@ struct DataSyncTests {
         }
         """
 
+    /// The seq of a `lastSeq` (`"<seq>:<time>"`).
+    static func seq(_ lastSeq: String) -> Int64 {
+        lastSeq.split(separator: ":").first.flatMap { Int64($0) } ?? -1
+    }
+
     static func ids(_ answer: JSONValue) -> [String] {
         answer["data"]?["syncNotes"]?["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
     }
@@ -55,6 +60,14 @@ struct DataSyncTests {
             // Bob's sync holds only his own record, tombstones of others' included nowhere.
             let bobs = try await DataMutationTests.graphQL(server, Self.sync, token: bob.token)
             #expect(Self.ids(bobs) == ["b1"])
+
+            // A last page answers the change log's head: a change of Bob's, which Alice may not read, still moves her
+            // position past it, so a subscription resuming there has nothing of his to replay.
+            let after = try #require(delta["data"]?["syncNotes"]?["lastSeq"]?.stringValue)
+            _ = try await DataMutationTests.graphQL(server, #"mutation { createNote(input: { id: "b2", text: "bob's" }) { id } }"#, token: bob.token)
+            let quiet = try await DataMutationTests.graphQL(server, Self.sync, ["since": .string(after)], token: alice.token)
+            let moved = try #require(quiet["data"]?["syncNotes"]?["lastSeq"]?.stringValue)
+            #expect(Self.ids(quiet).isEmpty && Self.seq(moved) > Self.seq(after), "\(after) → \(moved)")
 
             // Positions are checked: a made-up one is refused, one older than the retention is sync_expired.
             let garbage = try await DataMutationTests.graphQL(server, Self.sync, ["since": "yesterday"], token: alice.token)

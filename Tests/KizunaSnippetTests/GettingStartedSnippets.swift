@@ -53,3 +53,20 @@ private func gettingStartedUpdateGate(
     let check = try await gate.check()  // at launch and whenever the app becomes active
     if check.shouldPresent { present(check.decision) }
 }
+
+// snippet: Sources/KizunaClient/KizunaClient.docc/GettingStarted.md#5
+private func gettingStartedData(app: KizunaApp, room: String, text: String, show: ([(String, Bool)]) -> Void) async throws {
+    struct Message: Codable, Sendable {
+        var id: String
+        var roomId: String
+        var text: String
+        var createdAt: String
+    }
+
+    try await app.data.outbox.send(.create("Message", ["roomId": .string(room), "text": .string(text)], parent: "Room:\(room)"))
+
+    let query = LiveQuery<Message>("Message", matching: ["roomId": .string(room)], sortedBy: \.createdAt)
+    for try await messages in app.data.observe(query) {
+        show(messages.map { ($0.value.text, $0.isPending) })  // ($0.hasFailed: $0.outboxItem says why; retry or discard it)
+    }
+}

@@ -43,13 +43,16 @@ public struct DataClient: Sendable {
     let realtime: DataRealtime
     /// The app's outbox: mutations stored before they are sent, sent until the server has them.
     public let outbox: Outbox
+    /// The app's offline cache (``observe(_:)``).
+    let cache: DataCache
 
-    init(http: KizunaHTTPClient, path: String, apiKey: String?, realtime: DataRealtime, outbox: Outbox) {
+    init(http: KizunaHTTPClient, path: String, apiKey: String?, realtime: DataRealtime, outbox: Outbox, cache: DataCache) {
         self.http = http
         self.path = path
         self.apiKey = apiKey
         self.realtime = realtime
         self.outbox = outbox
+        self.cache = cache
     }
 
     /// Runs a query and decodes the value of its root field `field`.
@@ -119,7 +122,7 @@ extension KizunaApp {
     /// The app's data API, sending the app's API key (`X-Api-Key`) as well as the signed-in user's session, if any:
     /// for `public` rules that require a key (`kizuna app key create`).
     public func data(apiKey: String?) -> DataClient {
-        DataClient(http: http, path: path + "/graphql", apiKey: apiKey, realtime: realtime, outbox: outbox)
+        DataClient(http: http, path: path + "/graphql", apiKey: apiKey, realtime: realtime, outbox: outbox, cache: cache)
     }
 }
 

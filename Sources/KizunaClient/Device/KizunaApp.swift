@@ -36,6 +36,8 @@ public struct KizunaApp: Sendable {
     let realtime: DataRealtime
     /// The data API's outbox (``DataClient/outbox``), in `data.sqlite` in the app's directory.
     let outbox: Outbox
+    /// The data API's offline cache (``DataClient/observe(_:)``), in the same database.
+    let cache: DataCache
 
     /// Creates the connection and, on first use, the install id.
     /// - Parameters:
@@ -86,10 +88,12 @@ public struct KizunaApp: Sendable {
             try await auth.accessTokenIfSignedIn()
         }
         let graphQL = path + "/graphql"
-        outbox = Outbox(databaseURL: files.directory.appendingPathComponent("data.sqlite"), auth: auth) {
+        let database = LocalDatabase(url: files.directory.appendingPathComponent("data.sqlite"))
+        outbox = Outbox(database: database, auth: auth) {
             [http] document, variables throws(DataError) in
             try await DataClient.execute(document, variables: variables, operationName: "KizunaOutbox", http: http, path: graphQL, apiKey: nil)
         }
+        cache = DataCache(database: database, outbox: outbox, auth: auth)
     }
 
     /// The deadline for each request.

@@ -19,7 +19,8 @@ extension DataRuntime {
     /// always has a higher seq than the sync's `lastSeq`: reading "after my last seq" never skips one. A record
     /// changed twice between syncs comes once, as it is now.
     ///
-    /// `lastSeq` is `"<seq>:<time>"`: the position, and when the change at it was made. A `since` older than the
+    /// `lastSeq` is `"<seq>:<time>"`: the position, and when the change at it was made (or, for the change log's head
+    /// on a last page, when the sync read it: no later deletion is older). A `since` older than the
     /// tombstone retention is `sync_expired`, since deletions after it may already be pruned; the client syncs from
     /// the start instead.
     func sync(_ model: DataModel, arguments: JSONValue, caller: DataCaller) async throws -> [String: any Sendable] {
@@ -58,6 +59,12 @@ extension DataRuntime {
         let query: SQLQueryString = """
             SELECT * FROM \(ident: table) WHERE \(predicate) ORDER BY \(ident: table).\(ident: DataTables.seqColumn) LIMIT \(literal: limit + 1)
             """
+        // The log's head, read before the records: every change up to it is committed (writers commit in seq order),
+        // so the records read next reflect all of them. A last page answers the head as its position, not its last
+        // record's seq: the client has every change up to it that it may read, and a subscription resuming there has
+        // nothing old to replay.
+        let readAt = EpochMillis.now
+        let head = try await ChangeLog.latestSeq(on: database)
         var rows = try await database.raw(query).all()
         let more = rows.count > limit
         if more { rows.removeLast(rows.count - limit) }
@@ -65,8 +72,9 @@ extension DataRuntime {
         if let row = rows.last {
             last = SyncPosition(
                 seq: try row.decode(column: DataTables.seqColumn, as: Int64.self), time: try row.decode(column: "updatedAt", as: Int64.self))
-        } else if since.seq == 0 {
-            last = SyncPosition(seq: 0, time: EpochMillis.now)
+        }
+        if !more, head > last.seq || since.seq == 0 && rows.isEmpty {
+            last = SyncPosition(seq: max(head, last.seq), time: readAt)
         }
         let next =
             more

@@ -26,7 +26,7 @@ import KizunaCore
 public actor Outbox {
     typealias Execute = @Sendable (_ document: String, _ variables: [String: JSONValue]) async throws(DataError) -> GraphQLResponse
 
-    private let databaseURL: URL
+    private let database: LocalDatabase
     private let execute: Execute
     private let auth: Auth
     var backoff = GraphQLWSReconnectBackoff()
@@ -37,10 +37,11 @@ public actor Outbox {
     private let wakeup: AsyncStream<Void>.Continuation
     private var listWatchers: [Int: AsyncStream<[OutboxItem]>.Continuation] = [:]
     private var stateWatchers: [Int: (id: String, continuation: AsyncStream<OutboxItem.State>.Continuation)] = [:]
+    private var feedWatchers: [Int: AsyncStream<Feed>.Continuation] = [:]
     private var counter = 0
 
-    init(databaseURL: URL, auth: Auth, execute: @escaping Execute) {
-        self.databaseURL = databaseURL
+    init(database: LocalDatabase, auth: Auth, execute: @escaping Execute) {
+        self.database = database
         self.auth = auth
         self.execute = execute
         (wakes, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -51,7 +52,7 @@ public actor Outbox {
     /// - Throws: `store_too_new` when a newer SDK wrote the database; `internal_error` when it cannot be opened.
     public func start() throws(KizunaError) {
         guard store == nil else { return }
-        let store = try OutboxStore.open(at: databaseURL)
+        let store = OutboxStore(database: try database.queue())
         entries = try store.rows().map { OutboxPolicy.Entry(row: $0, notBefore: nil) }
         self.store = store
         sender = Task { await self.run() }
@@ -234,11 +235,16 @@ public actor Outbox {
         }
         let snapshot = snapshot
         for watcher in listWatchers.values { watcher.yield(snapshot) }
+        if !feedWatchers.isEmpty {
+            let feed = Feed(entries: entries.map { ($0.item, $0.row.userId) }, sent: item.flatMap { if case .sent = $0.state { $0 } else { nil } })
+            for watcher in feedWatchers.values { watcher.yield(feed) }
+        }
         wakeup.yield()
     }
 
     private func stopWatching(_ key: Int) {
         listWatchers[key] = nil
+        feedWatchers[key] = nil
         stateWatchers[key] = nil
     }
 
@@ -266,6 +272,25 @@ public actor Outbox {
 }
 
 extension Outbox {
+    /// What the offline cache follows: every item the outbox holds, with who queued it, after each change, and the
+    /// item the change sent, if it did.
+    struct Feed: Sendable {
+        var entries: [(item: OutboxItem, userId: String?)]
+        var sent: OutboxItem?
+    }
+
+    /// The outbox's items now, and again after every change (for the offline cache's live queries).
+    func feed() throws(KizunaError) -> AsyncStream<Feed> {
+        try start()
+        counter += 1
+        let key = counter
+        let (stream, continuation) = AsyncStream.makeStream(of: Feed.self)
+        continuation.yield(Feed(entries: entries.map { ($0.item, $0.row.userId) }, sent: nil))
+        feedWatchers[key] = continuation
+        continuation.onTermination = { _ in Task { await self.stopWatching(key) } }
+        return stream
+    }
+
     /// Sets the backoff between tries of an item (tests use a short one).
     func setBackoff(_ backoff: GraphQLWSReconnectBackoff) { self.backoff = backoff }
 }

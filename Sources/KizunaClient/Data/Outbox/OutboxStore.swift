@@ -2,15 +2,12 @@ import Foundation
 import GRDB
 import KizunaCore
 
-/// The outbox's rows in the SDK's SQLite database (`data.sqlite` in the app's directory), through GRDB.
+/// The outbox's rows in the SDK's database (``LocalDatabase``).
 ///
-/// The file follows the SDK's storage rules: its schema is versioned by GRDB's migrator, each migration in one
-/// transaction (a kill mid-migration leaves the previous version), and a file a newer SDK migrated further is
-/// refused (`store_too_new`) rather than read wrong. Every state change is one statement, so a kill leaves each item
-/// either before or after it; an item found `sending` at open was on the wire when the app stopped, and is sent again
-/// with its id.
+/// Every state change is one statement, so a kill leaves each item either before or after it; an item found `sending`
+/// at open was on the wire when the app stopped, and is sent again with its id.
 struct OutboxStore: Sendable {
-    private let database: DatabaseQueue
+    let database: DatabaseQueue
 
     /// The row an item is kept in; `userId` is who queued it (`nil`: nobody signed in).
     struct Row: Sendable, Hashable {
@@ -19,59 +16,9 @@ struct OutboxStore: Sendable {
         var userId: String?
     }
 
-    /// Opens, creating or migrating, the database at `url`.
-    /// - Throws: `store_too_new` when a newer SDK wrote it; `internal_error` naming the file when it cannot be opened.
+    /// Opens, creating or migrating, the database at `url` on its own (tests; the SDK shares its ``LocalDatabase``).
     static func open(at url: URL) throws(KizunaError) -> OutboxStore {
-        let database: DatabaseQueue
-        do {
-            var configuration = Configuration()
-            configuration.label = "kizuna.data"
-            // Write-ahead logging: a commit is one append to the log, not a rewrite of the pages with a journal.
-            // Commits wait for the disk (FULL) only where it matters: an item queued (``insert(_:userId:)``) survives
-            // a power cut; its later states, which a kill or a power cut can only set back to pending, do not wait.
-            configuration.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            }
-            database = try DatabaseQueue(path: url.path, configuration: configuration)
-        } catch {
-            throw KizunaError(.internalError, "The SDK's database \(url.path) could not be opened: \(error)")
-        }
-        let migrator = migrator
-        do {
-            if try database.read({ try migrator.hasBeenSuperseded($0) }) {
-                throw KizunaError(
-                    .storeTooNew, "\(url.path) was written by a newer version of the Kizuna SDK; this version cannot read it.")
-            }
-            try migrator.migrate(database)
-        } catch let error as KizunaError {
-            throw error
-        } catch {
-            throw KizunaError(.internalError, "The SDK's database \(url.path) could not be migrated: \(error)")
-        }
-        return OutboxStore(database: database)
-    }
-
-    /// The database's versions, oldest first. Add a migration for each change; never edit a released one.
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("1-outbox") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE outbox (
-                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                        id TEXT NOT NULL UNIQUE,
-                        mutation TEXT NOT NULL,
-                        userId TEXT,
-                        state TEXT NOT NULL CHECK (state IN ('pending', 'sending', 'failed')),
-                        attempts INTEGER NOT NULL DEFAULT 0,
-                        error TEXT,
-                        current TEXT,
-                        queuedAt INTEGER NOT NULL
-                    )
-                    """)
-        }
-        return migrator
+        OutboxStore(database: try LocalDatabase.open(at: url))
     }
 
     /// Every row, in the order queued; a `sending` one (the app stopped while it was on the wire) as `pending`.
