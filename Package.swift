@@ -105,6 +105,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The chat schema's Swift, as `kizuna codegen swift --schema Examples/Chat/schema.graphql` writes it (CodegenTests
+        // regenerates and compares it): built here, so generated code is proven to compile; the SDK tests run it.
+        .target(
+            name: "ChatAPI",
+            dependencies: ["KizunaClient", "KizunaCore"],
+            path: "Examples/Chat/Generated",
+            swiftSettings: swiftSettings
+        ),
         // The chat example's client (Examples/Chat): the SDK from a command line, two people in two terminals.
         .executableTarget(
             name: "kizuna-chat",
@@ -144,6 +152,7 @@ let package = Package(
         .testTarget(
             name: "KizunaClientTests",
             dependencies: [
+                "ChatAPI",
                 "KizunaClient",
                 "KizunaCore",
                 "KizunaServer",

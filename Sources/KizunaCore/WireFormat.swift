@@ -18,10 +18,26 @@ public enum WireFormat {
         return encoder
     }
 
-    /// A decoder for request and response bodies.
+    /// A decoder for request and response bodies. Dates are ISO 8601 with or without fractional seconds: the data
+    /// API's `DateTime` carries milliseconds (`2026-11-23T09:00:00.250Z`), the rest of the API whole seconds.
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = parseDate(text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not an ISO 8601 date and time.")
+            }
+            return date
+        }
         return decoder
+    }
+
+    /// An ISO 8601 date and time, with or without fractional seconds.
+    public static func parseDate(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
     }
 }

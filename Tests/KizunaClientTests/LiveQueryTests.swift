@@ -8,7 +8,7 @@ import Testing
 /// `app.data.observe` against a live server over loopback, through a TCP proxy that takes the network away: a live
 /// query follows remote changes and local sends, shows only what its user may read, answers from the device offline
 /// (and after a relaunch), and catches up when the server is back.
-@Suite("Offline cache and live queries", .timeLimit(.minutes(2)))
+@Suite("Offline cache and live queries", .timeLimit(.minutes(5)))
 struct LiveQueryTests {
     struct Message: Codable, Sendable, Hashable {
         var id: String

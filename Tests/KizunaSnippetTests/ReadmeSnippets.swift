@@ -68,6 +68,14 @@ private func readmeOutbox(app: KizunaApp) async throws {
 }
 
 // snippet: README.md#5
+private func readmeLiveQuery(app: KizunaApp) async throws {
+    let room = LiveQuery<Message>("Message", matching: ["roomId": "r1"], sortedBy: \.id)
+    for try await messages in app.data.observe(room) {
+        print(messages.map { ($0.isPending ? "… " : "") + $0.value.text })
+    }
+}
+
+// snippet: README.md#6
 private func readmeAccounts(app: KizunaApp, email: String, password: String) async throws {
     let account = try await app.auth.signIn(identifier: email, password: password)
     let web = try await app.auth.handoff(next: "/account")  // load web.url in the WKWebView

@@ -8,8 +8,8 @@ import Foundation
 /// A test takes one slot however many servers it runs: a server started inside another's slot (a second instance, a
 /// restart, a store under a server) runs in it, so nested starts can never wait on each other.
 public enum ServerSlots {
-    /// Eight per core, at least eight: servers mostly wait on the network and the disk.
-    public static let width = max(8, 8 * ProcessInfo.processInfo.activeProcessorCount)
+    /// Twelve per core, at least twelve: servers mostly wait on the network, the disk and timers.
+    public static let width = max(12, 12 * ProcessInfo.processInfo.activeProcessorCount)
 
     @TaskLocal private static var holdsSlot = false
     private static let gate = Gate(width: width)

@@ -131,7 +131,7 @@ extension ClientTypes {
     }
 
     /// The fields a client writes: declared ones, without the owner fields of owner rules.
-    private func writable(_ model: DataModel) -> [DataField] {
+    func writable(_ model: DataModel) -> [DataField] {
         let ownerFields = Set(
             model.rules.compactMap { rule -> String? in
                 if case .owner(let field) = rule.allow, rule.via == nil { return field }

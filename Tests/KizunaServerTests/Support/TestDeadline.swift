@@ -1,3 +1,4 @@
+import KizunaTestSupport
 import Synchronization
 import Testing
 
@@ -17,7 +18,14 @@ final class TestStep: Sendable {
 ///
 /// For tests that take the store away under running servers: one of them once stalled the whole run, idle, in a wait
 /// that ignores cancellation, which a time-limit trait cannot end (it waits for the test too).
+///
+/// The deadline starts once the test holds a ``ServerSlots`` slot (which the servers it starts then share): waiting for
+/// one is not the test's time.
 func withDeadline(_ limit: Duration, _ body: @escaping @Sendable (TestStep) async throws -> Void) async throws {
+    try await ServerSlots.withSlot { try await runWithDeadline(limit, body) }
+}
+
+private func runWithDeadline(_ limit: Duration, _ body: @escaping @Sendable (TestStep) async throws -> Void) async throws {
     let step = TestStep()
     let (outcome, report) = AsyncStream.makeStream(of: Result<Void, any Error>?.self)
     let work = Task { try await body(step) }

@@ -137,12 +137,9 @@ enum LiveMerge {
         return record
     }
 
-    /// A time as the server writes an `AWSDateTime`: UTC, milliseconds.
+    /// A time as the server writes a `DateTime`.
     static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
+        DateTimeText.string(from: date)
     }
 
     /// Whether `record` holds every value of `matching`.
