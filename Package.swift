@@ -106,17 +106,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The chat schema's Swift, as `kizuna codegen swift --schema Examples/Chat/schema.graphql` writes it (CodegenTests
-        // regenerates and compares it): built here, so generated code is proven to compile; the SDK tests run it.
+        // regenerates and compares it): built here, so generated code is proven to compile; kizuna-chat and the SDK tests use it.
         .target(
             name: "ChatAPI",
             dependencies: ["KizunaClient", "KizunaCore"],
             path: "Examples/Chat/Generated",
             swiftSettings: swiftSettings
         ),
+        // The TV schedule schema's Swift, likewise (its `Genre` proves generated enums compile).
+        .target(
+            name: "TVScheduleAPI",
+            dependencies: ["KizunaClient", "KizunaCore"],
+            path: "Examples/TVSchedule/Generated",
+            swiftSettings: swiftSettings
+        ),
         // The chat example's client (Examples/Chat): the SDK from a command line, two people in two terminals.
         .executableTarget(
             name: "kizuna-chat",
-            dependencies: ["KizunaClient", "KizunaCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["ChatAPI", "KizunaClient", "KizunaCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/Chat/Sources",
             swiftSettings: swiftSettings
         ),
@@ -153,6 +160,7 @@ let package = Package(
             name: "KizunaClientTests",
             dependencies: [
                 "ChatAPI",
+                "TVScheduleAPI",
                 "KizunaClient",
                 "KizunaCore",
                 "KizunaServer",
@@ -168,7 +176,7 @@ let package = Package(
         // The ```swift blocks of README.md and the DocC articles, compiled as written (SnippetSyncTests keeps them in
         // step with the docs): the SDK's against KizunaClient alone, the server's against KizunaServer and Hummingbird,
         // whose `runService()` the server's getting-started calls.
-        .testTarget(name: "KizunaSnippetTests", dependencies: ["KizunaClient"], swiftSettings: swiftSettings),
+        .testTarget(name: "KizunaSnippetTests", dependencies: ["ChatAPI", "KizunaClient"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KizunaServerSnippetTests",
             dependencies: ["KizunaServer", .product(name: "Hummingbird", package: "hummingbird")],

@@ -1,6 +1,7 @@
 import ChatAPI
 import Foundation
 import KizunaCore
+import TVScheduleAPI
 import Testing
 
 @testable import KizunaClient
@@ -68,5 +69,26 @@ struct GeneratedOperationsTests {
             listening.cancel()
             for await state in await app.data.connectionStates() where state == .idle { break }
         }
+    }
+
+    @Test func generatedEnumsAndInputsCarryTheSchemasNames() throws {
+        #expect(Genre.allCases.map(\.rawValue) == ["NEWS", "DRAMA", "FILM", "MUSIC", "QUIZ", "COOKING"])
+        let starts = Date(timeIntervalSince1970: 1_796_158_800.5)
+        let input = CreateProgrammeInput(
+            channelId: "ch-1", title: "Late film", startsAt: starts, endsAt: starts.addingTimeInterval(9000), genre: .film)
+        #expect(
+            input.graphQLValue == [
+                "channelId": "ch-1", "title": "Late film", "startsAt": "2026-12-01T21:00:00.500Z", "endsAt": "2026-12-01T23:30:00.500Z",
+                "genre": "FILM",
+            ])
+        let night = Programme.listByChannel(channelId: "ch-1", startsAt: .between(starts, starts.addingTimeInterval(25200)))
+        #expect(night.variables["startsAt"] == ["between": ["2026-12-01T21:00:00.500Z", "2026-12-02T04:00:00.500Z"]])
+        #expect(night.document.hasPrefix("query ListProgrammesByChannel($channelId: ID!, $startsAt: ModelDateTimeKeyConditionInput"))
+        let json =
+            #"{"id": "p1", "channelId": "ch-1", "title": "Late film", "startsAt": "2026-12-01T21:00:00.500Z", "#
+            + #""endsAt": "2026-12-01T23:30:00Z", "genre": "FILM", "createdAt": "2026-11-26T00:00:00.000Z", "#
+            + #""updatedAt": "2026-11-26T00:00:00.000Z", "_version": 1}"#
+        let programme = try WireFormat.decoder().decode(Programme.self, from: Data(json.utf8))
+        #expect(programme.genre == .film && programme.startsAt == starts)
     }
 }

@@ -1,3 +1,4 @@
+import ChatAPI
 import KizunaClient
 
 // The ```swift blocks of the examples' READMEs, copied verbatim (SnippetSyncTests keeps them so) so that they
@@ -5,17 +6,9 @@ import KizunaClient
 
 // snippet: Examples/Chat/README.md#1
 private enum ChatReadme {
-    struct Message: Codable, Sendable {
-        var id: String
-        var roomId: String
-        var text: String
-        var owner: String?
-    }
-
     func post(_ text: String, to room: String, app: KizunaApp) async throws {
         // Stored before this returns; sent until the server has it, in the room's order.
-        let item = try await app.data.outbox.send(
-            .create("Message", ["roomId": .string(room), "text": .string(text)], parent: "Room:\(room)"))
+        let item = try await app.data.outbox.send(.create(CreateMessageInput(roomId: room, text: text), parent: "Room:\(room)"))
         for await state in await app.data.outbox.states(of: item.id) {
             switch state {
             case .pending, .sending: print("sending…")
@@ -25,15 +18,15 @@ private enum ChatReadme {
         }
     }
 
-    func messages(in room: String, app: KizunaApp) async throws {
-        let document = """
-            subscription($filter: ModelSubscriptionMessageFilterInput, $since: String) {
-              onCreateMessage(filter: $filter, since: $since) { id roomId text owner }
-            }
-            """
-        let filter: JSONValue = ["roomId": ["eq": .string(room)]]
-        for try await event in app.data.subscribe(document, variables: ["filter": filter], field: "onCreateMessage", as: Message.self) {
-            if case .value(let message, _) = event { print(message.text) }
+    func show(_ room: String, app: KizunaApp) async throws {
+        // The room from the device's copy, now and after every change, offline too; unsent messages first show pending.
+        let query = LiveQuery<Message>(matching: ["roomId": .string(room)], sortedBy: \.createdAt)
+        for try await messages in app.data.observe(query) {
+            print(messages.map { ($0.isPending ? "… " : "") + $0.value.text })
         }
+    }
+
+    func latest(in room: String, app: KizunaApp) async throws -> [Message] {
+        try await app.data.run(Message.listByRoom(roomId: room, sortDirection: .descending, limit: 50)).items
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChatAPI
 import Foundation
 import KizunaClient
 import KizunaCore
@@ -76,9 +77,7 @@ struct CreateRoom: AsyncParsableCommand {
     func run() async throws {
         let app = try await connection.open()
         let me = await app.auth.account?.id ?? ""
-        let room: Room = try await app.data.mutate(
-            "mutation($input: CreateRoomInput!) { createRoom(input: $input) { id name members } }",
-            variables: ["input": ["name": .string(name), "members": [.string(me)]]], field: "createRoom")
+        let room = try await app.data.run(Room.create(CreateRoomInput(name: name, members: [me])))
         say(room.id)
     }
 }
@@ -91,30 +90,13 @@ struct Invite: AsyncParsableCommand {
 
     func run() async throws {
         let app = try await connection.open()
-        let current: Room? = try await app.data.query(
-            "query($id: ID!) { getRoom(id: $id) { id name members } }", variables: ["id": .string(room)], field: "getRoom")
-        guard let current else { throw ValidationError("No room \(room) that you are a member of.") }
-        let members = Array(Set(current.members + [member])).sorted()
-        let updated: Room = try await app.data.mutate(
-            "mutation($input: UpdateRoomInput!) { updateRoom(input: $input) { id name members } }",
-            variables: ["input": ["id": .string(room), "members": .array(members.map(JSONValue.string))]], field: "updateRoom")
-        say("\(updated.name): \(updated.members.count) members")
+        guard let current = try await app.data.run(Room.get(id: room)) else {
+            throw ValidationError("No room \(room) that you are a member of.")
+        }
+        let members = Array(Set((current.members ?? []) + [member])).sorted()
+        let updated = try await app.data.run(Room.update(UpdateRoomInput(id: room, members: members, _version: current._version)))
+        say("\(updated.name): \(updated.members?.count ?? 0) members")
     }
-}
-
-/// A room as the commands select it.
-struct Room: Codable, Sendable {
-    var id: String
-    var name: String
-    var members: [String]
-}
-
-/// A message as the commands select it.
-struct Message: Codable, Sendable {
-    var id: String
-    var roomId: String
-    var text: String
-    var owner: String?
 }
 
 /// Writes a line to standard output at once: `print` holds its output back when standard output is a pipe (another

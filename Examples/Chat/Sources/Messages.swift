@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChatAPI
 import Foundation
 import KizunaClient
 import KizunaCore
@@ -42,10 +43,7 @@ struct History: AsyncParsableCommand {
 
     func run() async throws {
         let app = try await connection.open()
-        struct Page: Decodable, Sendable { var items: [Message] }
-        let page: Page = try await app.data.query(
-            "query($room: ID!) { listMessagesByRoom(roomId: $room, limit: 100) { items { id roomId text owner } } }",
-            variables: ["room": .string(room)], field: "listMessagesByRoom")
+        let page = try await app.data.run(Message.listByRoom(roomId: room, limit: 100))
         for message in page.items { say(Messages.line(message)) }
         say("\(page.items.count) messages")
     }
@@ -83,7 +81,7 @@ struct Chat: AsyncParsableCommand {
 enum Messages {
     /// A message to `room`, in the room's lane so the room's messages go in order.
     static func post(_ text: String, to room: String) -> OutboxMutation {
-        .create("Message", ["roomId": .string(room), "text": .string(text)], parent: "Room:\(room)", selection: "id roomId text owner")
+        .create(CreateMessageInput(roomId: room, text: text), parent: "Room:\(room)")
     }
 
     /// Prints an item's states until it is sent (true) or has failed (false).
@@ -111,20 +109,15 @@ enum Messages {
         "\(message.owner?.prefix(8) ?? "?"): \(message.text)"
     }
 
-    /// Prints the room's messages as they arrive, from the room's history on (its change log's, `since: "0"`).
+    /// Prints the room's messages, oldest first, then each new one as it arrives: a live query on the device's copy of
+    /// the room (synced, then followed; it answers offline too). Messages still in the outbox are left until the server
+    /// has them.
     static func listen(_ room: String, app: KizunaApp) async throws {
-        let document = """
-            subscription($filter: ModelSubscriptionMessageFilterInput, $since: String) {
-              onCreateMessage(filter: $filter, since: $since) { id roomId text owner }
-            }
-            """
-        let events = app.data.subscribe(
-            document, variables: ["filter": ["roomId": ["eq": .string(room)]], "since": "0"], field: "onCreateMessage", as: Message.self)
         say("listening to \(room)")
-        for try await event in events {
-            switch event {
-            case .value(let message, _): say(line(message))
-            case .resync: say("(some messages may be missing)")
+        var printed: Set<String> = []
+        for try await messages in app.data.observe(LiveQuery<Message>(matching: ["roomId": .string(room)], sortedBy: \.createdAt)) {
+            for message in messages where message.outboxItem == nil && printed.insert(message.id).inserted {
+                say(line(message.value))
             }
         }
     }

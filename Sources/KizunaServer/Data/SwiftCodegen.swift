@@ -54,6 +54,7 @@ package struct SwiftCodegen {
         var out = SwiftWriter()
         for enumeration in data.enums {
             out.line("")
+            out.line("/// The schema's `\(enumeration.name)`: each case's raw value is the value's name.")
             out.line("public enum \(enumeration.name): String, Codable, Sendable, Hashable, CaseIterable, GraphQLInputValue {")
             for value in enumeration.values { out.line("    case \(Self.identifier(Self.camelCase(value))) = \(Self.literal(value))") }
             out.line("}")
