@@ -120,6 +120,13 @@ let package = Package(
             path: "Examples/TVSchedule/Generated",
             swiftSettings: swiftSettings
         ),
+        // Names that test the Swift generator (Tests/CodegenFixture/schema.graphql), generated and built likewise.
+        .target(
+            name: "CodegenFixture",
+            dependencies: ["KizunaClient", "KizunaCore"],
+            path: "Tests/CodegenFixture/Generated",
+            swiftSettings: swiftSettings
+        ),
         // The chat example's client (Examples/Chat): the SDK from a command line, two people in two terminals.
         .executableTarget(
             name: "kizuna-chat",
@@ -161,6 +168,7 @@ let package = Package(
             dependencies: [
                 "ChatAPI",
                 "TVScheduleAPI",
+                "CodegenFixture",
                 "KizunaClient",
                 "KizunaCore",
                 "KizunaServer",

@@ -19,11 +19,11 @@ public struct CreateRoomInput: Codable, Sendable, Hashable, GraphQLInputValue {
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        if let id { object["id"] = id.graphQLValue }
-        object["name"] = name.graphQLValue
-        if let members { object["members"] = members.graphQLValue }
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        if let id = self.id { __object["id"] = id.graphQLValue }
+        __object["name"] = self.name.graphQLValue
+        if let members = self.members { __object["members"] = members.graphQLValue }
+        return .object(__object)
     }
 }
 
@@ -43,12 +43,12 @@ public struct UpdateRoomInput: Codable, Sendable, Hashable, GraphQLInputValue {
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        object["id"] = id.graphQLValue
-        if let name { object["name"] = name.graphQLValue }
-        if let members { object["members"] = members.graphQLValue }
-        if let _version { object["_version"] = _version.graphQLValue }
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        __object["id"] = self.id.graphQLValue
+        if let name = self.name { __object["name"] = name.graphQLValue }
+        if let members = self.members { __object["members"] = members.graphQLValue }
+        if let _version = self._version { __object["_version"] = _version.graphQLValue }
+        return .object(__object)
     }
 }
 
@@ -64,10 +64,10 @@ public struct DeleteRoomInput: Codable, Sendable, Hashable, GraphQLInputValue {
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        object["id"] = id.graphQLValue
-        if let _version { object["_version"] = _version.graphQLValue }
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        __object["id"] = self.id.graphQLValue
+        if let _version = self._version { __object["_version"] = _version.graphQLValue }
+        return .object(__object)
     }
 }
 
@@ -85,11 +85,11 @@ public struct CreateMessageInput: Codable, Sendable, Hashable, GraphQLInputValue
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        if let id { object["id"] = id.graphQLValue }
-        object["roomId"] = roomId.graphQLValue
-        object["text"] = text.graphQLValue
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        if let id = self.id { __object["id"] = id.graphQLValue }
+        __object["roomId"] = self.roomId.graphQLValue
+        __object["text"] = self.text.graphQLValue
+        return .object(__object)
     }
 }
 
@@ -109,12 +109,12 @@ public struct UpdateMessageInput: Codable, Sendable, Hashable, GraphQLInputValue
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        object["id"] = id.graphQLValue
-        if let roomId { object["roomId"] = roomId.graphQLValue }
-        if let text { object["text"] = text.graphQLValue }
-        if let _version { object["_version"] = _version.graphQLValue }
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        __object["id"] = self.id.graphQLValue
+        if let roomId = self.roomId { __object["roomId"] = roomId.graphQLValue }
+        if let text = self.text { __object["text"] = text.graphQLValue }
+        if let _version = self._version { __object["_version"] = _version.graphQLValue }
+        return .object(__object)
     }
 }
 
@@ -130,9 +130,9 @@ public struct DeleteMessageInput: Codable, Sendable, Hashable, GraphQLInputValue
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        object["id"] = id.graphQLValue
-        if let _version { object["_version"] = _version.graphQLValue }
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        __object["id"] = self.id.graphQLValue
+        if let _version = self._version { __object["_version"] = _version.graphQLValue }
+        return .object(__object)
     }
 }

@@ -8,83 +8,83 @@ import KizunaCore
 extension Room {
     /// The `Room` with this id, or `nil`.
     public static func get(id: String) -> GraphQLOperation<Room?> {
-        var variables: [String: JSONValue] = [:]
-        variables["id"] = id.graphQLValue
+        var __variables: [String: JSONValue] = [:]
+        __variables["id"] = id.graphQLValue
         return GraphQLOperation(
             document: "query GetRoom($id: ID!) { getRoom(id: $id) { \(Room.selection) } }",
-            variables: variables, operationName: "GetRoom", field: "getRoom")
+            variables: __variables, operationName: "GetRoom", field: "getRoom")
     }
 
     /// A page of `Room` records, by `createdAt` then `id`.
     public static func list(filter: JSONValue? = nil, sortDirection: SortDirection? = nil, limit: Int? = nil, nextToken: String? = nil) -> GraphQLOperation<ModelPage<Room>> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let sortDirection { variables["sortDirection"] = sortDirection.graphQLValue }
-        if let limit { variables["limit"] = limit.graphQLValue }
-        if let nextToken { variables["nextToken"] = nextToken.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let sortDirection { __variables["sortDirection"] = sortDirection.graphQLValue }
+        if let limit { __variables["limit"] = limit.graphQLValue }
+        if let nextToken { __variables["nextToken"] = nextToken.graphQLValue }
         return GraphQLOperation(
             document: "query ListRooms($filter: ModelRoomFilterInput, $sortDirection: ModelSortDirection, $limit: Int, $nextToken: String) { listRooms(filter: $filter, sortDirection: $sortDirection, limit: $limit, nextToken: $nextToken) { items { \(Room.selection) } nextToken } }",
-            variables: variables, operationName: "ListRooms", field: "listRooms")
+            variables: __variables, operationName: "ListRooms", field: "listRooms")
     }
 
     /// Creates a `Room`; answers the record as stored.
     public static func create(_ input: CreateRoomInput, condition: JSONValue? = nil) -> GraphQLOperation<Room> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation CreateRoom($input: CreateRoomInput!, $condition: ModelRoomConditionInput) { createRoom(input: $input, condition: $condition) { \(Room.selection) } }",
-            variables: variables, operationName: "CreateRoom", field: "createRoom")
+            variables: __variables, operationName: "CreateRoom", field: "createRoom")
     }
 
     /// Updates a `Room`; answers the record as stored.
     public static func update(_ input: UpdateRoomInput, condition: JSONValue? = nil) -> GraphQLOperation<Room> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation UpdateRoom($input: UpdateRoomInput!, $condition: ModelRoomConditionInput) { updateRoom(input: $input, condition: $condition) { \(Room.selection) } }",
-            variables: variables, operationName: "UpdateRoom", field: "updateRoom")
+            variables: __variables, operationName: "UpdateRoom", field: "updateRoom")
     }
 
     /// Deletes a `Room`; answers the record as stored.
     public static func delete(_ input: DeleteRoomInput, condition: JSONValue? = nil) -> GraphQLOperation<Room> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation DeleteRoom($input: DeleteRoomInput!, $condition: ModelRoomConditionInput) { deleteRoom(input: $input, condition: $condition) { \(Room.selection) } }",
-            variables: variables, operationName: "DeleteRoom", field: "deleteRoom")
+            variables: __variables, operationName: "DeleteRoom", field: "deleteRoom")
     }
 
     /// Each `Room` created that the caller may read (for `app.data.subscribe`).
     public static func onCreate(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Room> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnCreateRoom($filter: ModelSubscriptionRoomFilterInput, $since: String) { onCreateRoom(filter: $filter, since: $since) { \(Room.selection) } }",
-            variables: variables, operationName: "OnCreateRoom", field: "onCreateRoom")
+            variables: __variables, operationName: "OnCreateRoom", field: "onCreateRoom")
     }
 
     /// Each `Room` updated that the caller may read (for `app.data.subscribe`).
     public static func onUpdate(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Room> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnUpdateRoom($filter: ModelSubscriptionRoomFilterInput, $since: String) { onUpdateRoom(filter: $filter, since: $since) { \(Room.selection) } }",
-            variables: variables, operationName: "OnUpdateRoom", field: "onUpdateRoom")
+            variables: __variables, operationName: "OnUpdateRoom", field: "onUpdateRoom")
     }
 
     /// Each `Room` deleted that the caller may read (for `app.data.subscribe`).
     public static func onDelete(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Room> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnDeleteRoom($filter: ModelSubscriptionRoomFilterInput, $since: String) { onDeleteRoom(filter: $filter, since: $since) { \(Room.selection) } }",
-            variables: variables, operationName: "OnDeleteRoom", field: "onDeleteRoom")
+            variables: __variables, operationName: "OnDeleteRoom", field: "onDeleteRoom")
     }
 }
 
@@ -108,97 +108,97 @@ extension OutboxMutation {
 extension Message {
     /// The `Message` with this id, or `nil`.
     public static func get(id: String) -> GraphQLOperation<Message?> {
-        var variables: [String: JSONValue] = [:]
-        variables["id"] = id.graphQLValue
+        var __variables: [String: JSONValue] = [:]
+        __variables["id"] = id.graphQLValue
         return GraphQLOperation(
             document: "query GetMessage($id: ID!) { getMessage(id: $id) { \(Message.selection) } }",
-            variables: variables, operationName: "GetMessage", field: "getMessage")
+            variables: __variables, operationName: "GetMessage", field: "getMessage")
     }
 
     /// A page of `Message` records, by `createdAt` then `id`.
     public static func list(filter: JSONValue? = nil, sortDirection: SortDirection? = nil, limit: Int? = nil, nextToken: String? = nil) -> GraphQLOperation<ModelPage<Message>> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let sortDirection { variables["sortDirection"] = sortDirection.graphQLValue }
-        if let limit { variables["limit"] = limit.graphQLValue }
-        if let nextToken { variables["nextToken"] = nextToken.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let sortDirection { __variables["sortDirection"] = sortDirection.graphQLValue }
+        if let limit { __variables["limit"] = limit.graphQLValue }
+        if let nextToken { __variables["nextToken"] = nextToken.graphQLValue }
         return GraphQLOperation(
             document: "query ListMessages($filter: ModelMessageFilterInput, $sortDirection: ModelSortDirection, $limit: Int, $nextToken: String) { listMessages(filter: $filter, sortDirection: $sortDirection, limit: $limit, nextToken: $nextToken) { items { \(Message.selection) } nextToken } }",
-            variables: variables, operationName: "ListMessages", field: "listMessages")
+            variables: __variables, operationName: "ListMessages", field: "listMessages")
     }
 
     /// A page of `Message` records of one `roomId` (index `byRoom`), sorted by `createdAt`.
     public static func listByRoom(roomId: String, createdAt: KeyCondition<Date>? = nil, filter: JSONValue? = nil, sortDirection: SortDirection? = nil, limit: Int? = nil, nextToken: String? = nil) -> GraphQLOperation<ModelPage<Message>> {
-        var variables: [String: JSONValue] = [:]
-        variables["roomId"] = roomId.graphQLValue
-        if let createdAt { variables["createdAt"] = createdAt.graphQLValue }
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let sortDirection { variables["sortDirection"] = sortDirection.graphQLValue }
-        if let limit { variables["limit"] = limit.graphQLValue }
-        if let nextToken { variables["nextToken"] = nextToken.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["roomId"] = roomId.graphQLValue
+        if let createdAt { __variables["createdAt"] = createdAt.graphQLValue }
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let sortDirection { __variables["sortDirection"] = sortDirection.graphQLValue }
+        if let limit { __variables["limit"] = limit.graphQLValue }
+        if let nextToken { __variables["nextToken"] = nextToken.graphQLValue }
         return GraphQLOperation(
             document: "query ListMessagesByRoom($roomId: ID!, $createdAt: ModelDateTimeKeyConditionInput, $filter: ModelMessageFilterInput, $sortDirection: ModelSortDirection, $limit: Int, $nextToken: String) { listMessagesByRoom(roomId: $roomId, createdAt: $createdAt, filter: $filter, sortDirection: $sortDirection, limit: $limit, nextToken: $nextToken) { items { \(Message.selection) } nextToken } }",
-            variables: variables, operationName: "ListMessagesByRoom", field: "listMessagesByRoom")
+            variables: __variables, operationName: "ListMessagesByRoom", field: "listMessagesByRoom")
     }
 
     /// Creates a `Message`; answers the record as stored.
     public static func create(_ input: CreateMessageInput, condition: JSONValue? = nil) -> GraphQLOperation<Message> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation CreateMessage($input: CreateMessageInput!, $condition: ModelMessageConditionInput) { createMessage(input: $input, condition: $condition) { \(Message.selection) } }",
-            variables: variables, operationName: "CreateMessage", field: "createMessage")
+            variables: __variables, operationName: "CreateMessage", field: "createMessage")
     }
 
     /// Updates a `Message`; answers the record as stored.
     public static func update(_ input: UpdateMessageInput, condition: JSONValue? = nil) -> GraphQLOperation<Message> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation UpdateMessage($input: UpdateMessageInput!, $condition: ModelMessageConditionInput) { updateMessage(input: $input, condition: $condition) { \(Message.selection) } }",
-            variables: variables, operationName: "UpdateMessage", field: "updateMessage")
+            variables: __variables, operationName: "UpdateMessage", field: "updateMessage")
     }
 
     /// Deletes a `Message`; answers the record as stored.
     public static func delete(_ input: DeleteMessageInput, condition: JSONValue? = nil) -> GraphQLOperation<Message> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation DeleteMessage($input: DeleteMessageInput!, $condition: ModelMessageConditionInput) { deleteMessage(input: $input, condition: $condition) { \(Message.selection) } }",
-            variables: variables, operationName: "DeleteMessage", field: "deleteMessage")
+            variables: __variables, operationName: "DeleteMessage", field: "deleteMessage")
     }
 
     /// Each `Message` created that the caller may read (for `app.data.subscribe`).
     public static func onCreate(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Message> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnCreateMessage($filter: ModelSubscriptionMessageFilterInput, $since: String) { onCreateMessage(filter: $filter, since: $since) { \(Message.selection) } }",
-            variables: variables, operationName: "OnCreateMessage", field: "onCreateMessage")
+            variables: __variables, operationName: "OnCreateMessage", field: "onCreateMessage")
     }
 
     /// Each `Message` updated that the caller may read (for `app.data.subscribe`).
     public static func onUpdate(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Message> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnUpdateMessage($filter: ModelSubscriptionMessageFilterInput, $since: String) { onUpdateMessage(filter: $filter, since: $since) { \(Message.selection) } }",
-            variables: variables, operationName: "OnUpdateMessage", field: "onUpdateMessage")
+            variables: __variables, operationName: "OnUpdateMessage", field: "onUpdateMessage")
     }
 
     /// Each `Message` deleted that the caller may read (for `app.data.subscribe`).
     public static func onDelete(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Message> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnDeleteMessage($filter: ModelSubscriptionMessageFilterInput, $since: String) { onDeleteMessage(filter: $filter, since: $since) { \(Message.selection) } }",
-            variables: variables, operationName: "OnDeleteMessage", field: "onDeleteMessage")
+            variables: __variables, operationName: "OnDeleteMessage", field: "onDeleteMessage")
     }
 }
 

@@ -19,11 +19,11 @@ public struct CreateChannelInput: Codable, Sendable, Hashable, GraphQLInputValue
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        if let id { object["id"] = id.graphQLValue }
-        object["name"] = name.graphQLValue
-        object["number"] = number.graphQLValue
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        if let id = self.id { __object["id"] = id.graphQLValue }
+        __object["name"] = self.name.graphQLValue
+        __object["number"] = self.number.graphQLValue
+        return .object(__object)
     }
 }
 
@@ -43,12 +43,12 @@ public struct UpdateChannelInput: Codable, Sendable, Hashable, GraphQLInputValue
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        object["id"] = id.graphQLValue
-        if let name { object["name"] = name.graphQLValue }
-        if let number { object["number"] = number.graphQLValue }
-        if let _version { object["_version"] = _version.graphQLValue }
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        __object["id"] = self.id.graphQLValue
+        if let name = self.name { __object["name"] = name.graphQLValue }
+        if let number = self.number { __object["number"] = number.graphQLValue }
+        if let _version = self._version { __object["_version"] = _version.graphQLValue }
+        return .object(__object)
     }
 }
 
@@ -64,10 +64,10 @@ public struct DeleteChannelInput: Codable, Sendable, Hashable, GraphQLInputValue
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        object["id"] = id.graphQLValue
-        if let _version { object["_version"] = _version.graphQLValue }
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        __object["id"] = self.id.graphQLValue
+        if let _version = self._version { __object["_version"] = _version.graphQLValue }
+        return .object(__object)
     }
 }
 
@@ -91,14 +91,14 @@ public struct CreateProgrammeInput: Codable, Sendable, Hashable, GraphQLInputVal
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        if let id { object["id"] = id.graphQLValue }
-        object["channelId"] = channelId.graphQLValue
-        object["title"] = title.graphQLValue
-        object["startsAt"] = startsAt.graphQLValue
-        object["endsAt"] = endsAt.graphQLValue
-        if let genre { object["genre"] = genre.graphQLValue }
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        if let id = self.id { __object["id"] = id.graphQLValue }
+        __object["channelId"] = self.channelId.graphQLValue
+        __object["title"] = self.title.graphQLValue
+        __object["startsAt"] = self.startsAt.graphQLValue
+        __object["endsAt"] = self.endsAt.graphQLValue
+        if let genre = self.genre { __object["genre"] = genre.graphQLValue }
+        return .object(__object)
     }
 }
 
@@ -124,15 +124,15 @@ public struct UpdateProgrammeInput: Codable, Sendable, Hashable, GraphQLInputVal
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        object["id"] = id.graphQLValue
-        if let channelId { object["channelId"] = channelId.graphQLValue }
-        if let title { object["title"] = title.graphQLValue }
-        if let startsAt { object["startsAt"] = startsAt.graphQLValue }
-        if let endsAt { object["endsAt"] = endsAt.graphQLValue }
-        if let genre { object["genre"] = genre.graphQLValue }
-        if let _version { object["_version"] = _version.graphQLValue }
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        __object["id"] = self.id.graphQLValue
+        if let channelId = self.channelId { __object["channelId"] = channelId.graphQLValue }
+        if let title = self.title { __object["title"] = title.graphQLValue }
+        if let startsAt = self.startsAt { __object["startsAt"] = startsAt.graphQLValue }
+        if let endsAt = self.endsAt { __object["endsAt"] = endsAt.graphQLValue }
+        if let genre = self.genre { __object["genre"] = genre.graphQLValue }
+        if let _version = self._version { __object["_version"] = _version.graphQLValue }
+        return .object(__object)
     }
 }
 
@@ -148,9 +148,9 @@ public struct DeleteProgrammeInput: Codable, Sendable, Hashable, GraphQLInputVal
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
     public var graphQLValue: JSONValue {
-        var object: [String: JSONValue] = [:]
-        object["id"] = id.graphQLValue
-        if let _version { object["_version"] = _version.graphQLValue }
-        return .object(object)
+        var __object: [String: JSONValue] = [:]
+        __object["id"] = self.id.graphQLValue
+        if let _version = self._version { __object["_version"] = _version.graphQLValue }
+        return .object(__object)
     }
 }

@@ -8,83 +8,83 @@ import KizunaCore
 extension Channel {
     /// The `Channel` with this id, or `nil`.
     public static func get(id: String) -> GraphQLOperation<Channel?> {
-        var variables: [String: JSONValue] = [:]
-        variables["id"] = id.graphQLValue
+        var __variables: [String: JSONValue] = [:]
+        __variables["id"] = id.graphQLValue
         return GraphQLOperation(
             document: "query GetChannel($id: ID!) { getChannel(id: $id) { \(Channel.selection) } }",
-            variables: variables, operationName: "GetChannel", field: "getChannel")
+            variables: __variables, operationName: "GetChannel", field: "getChannel")
     }
 
     /// A page of `Channel` records, by `createdAt` then `id`.
     public static func list(filter: JSONValue? = nil, sortDirection: SortDirection? = nil, limit: Int? = nil, nextToken: String? = nil) -> GraphQLOperation<ModelPage<Channel>> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let sortDirection { variables["sortDirection"] = sortDirection.graphQLValue }
-        if let limit { variables["limit"] = limit.graphQLValue }
-        if let nextToken { variables["nextToken"] = nextToken.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let sortDirection { __variables["sortDirection"] = sortDirection.graphQLValue }
+        if let limit { __variables["limit"] = limit.graphQLValue }
+        if let nextToken { __variables["nextToken"] = nextToken.graphQLValue }
         return GraphQLOperation(
             document: "query ListChannels($filter: ModelChannelFilterInput, $sortDirection: ModelSortDirection, $limit: Int, $nextToken: String) { listChannels(filter: $filter, sortDirection: $sortDirection, limit: $limit, nextToken: $nextToken) { items { \(Channel.selection) } nextToken } }",
-            variables: variables, operationName: "ListChannels", field: "listChannels")
+            variables: __variables, operationName: "ListChannels", field: "listChannels")
     }
 
     /// Creates a `Channel`; answers the record as stored.
     public static func create(_ input: CreateChannelInput, condition: JSONValue? = nil) -> GraphQLOperation<Channel> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation CreateChannel($input: CreateChannelInput!, $condition: ModelChannelConditionInput) { createChannel(input: $input, condition: $condition) { \(Channel.selection) } }",
-            variables: variables, operationName: "CreateChannel", field: "createChannel")
+            variables: __variables, operationName: "CreateChannel", field: "createChannel")
     }
 
     /// Updates a `Channel`; answers the record as stored.
     public static func update(_ input: UpdateChannelInput, condition: JSONValue? = nil) -> GraphQLOperation<Channel> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation UpdateChannel($input: UpdateChannelInput!, $condition: ModelChannelConditionInput) { updateChannel(input: $input, condition: $condition) { \(Channel.selection) } }",
-            variables: variables, operationName: "UpdateChannel", field: "updateChannel")
+            variables: __variables, operationName: "UpdateChannel", field: "updateChannel")
     }
 
     /// Deletes a `Channel`; answers the record as stored.
     public static func delete(_ input: DeleteChannelInput, condition: JSONValue? = nil) -> GraphQLOperation<Channel> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation DeleteChannel($input: DeleteChannelInput!, $condition: ModelChannelConditionInput) { deleteChannel(input: $input, condition: $condition) { \(Channel.selection) } }",
-            variables: variables, operationName: "DeleteChannel", field: "deleteChannel")
+            variables: __variables, operationName: "DeleteChannel", field: "deleteChannel")
     }
 
     /// Each `Channel` created that the caller may read (for `app.data.subscribe`).
     public static func onCreate(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Channel> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnCreateChannel($filter: ModelSubscriptionChannelFilterInput, $since: String) { onCreateChannel(filter: $filter, since: $since) { \(Channel.selection) } }",
-            variables: variables, operationName: "OnCreateChannel", field: "onCreateChannel")
+            variables: __variables, operationName: "OnCreateChannel", field: "onCreateChannel")
     }
 
     /// Each `Channel` updated that the caller may read (for `app.data.subscribe`).
     public static func onUpdate(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Channel> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnUpdateChannel($filter: ModelSubscriptionChannelFilterInput, $since: String) { onUpdateChannel(filter: $filter, since: $since) { \(Channel.selection) } }",
-            variables: variables, operationName: "OnUpdateChannel", field: "onUpdateChannel")
+            variables: __variables, operationName: "OnUpdateChannel", field: "onUpdateChannel")
     }
 
     /// Each `Channel` deleted that the caller may read (for `app.data.subscribe`).
     public static func onDelete(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Channel> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnDeleteChannel($filter: ModelSubscriptionChannelFilterInput, $since: String) { onDeleteChannel(filter: $filter, since: $since) { \(Channel.selection) } }",
-            variables: variables, operationName: "OnDeleteChannel", field: "onDeleteChannel")
+            variables: __variables, operationName: "OnDeleteChannel", field: "onDeleteChannel")
     }
 }
 
@@ -108,97 +108,97 @@ extension OutboxMutation {
 extension Programme {
     /// The `Programme` with this id, or `nil`.
     public static func get(id: String) -> GraphQLOperation<Programme?> {
-        var variables: [String: JSONValue] = [:]
-        variables["id"] = id.graphQLValue
+        var __variables: [String: JSONValue] = [:]
+        __variables["id"] = id.graphQLValue
         return GraphQLOperation(
             document: "query GetProgramme($id: ID!) { getProgramme(id: $id) { \(Programme.selection) } }",
-            variables: variables, operationName: "GetProgramme", field: "getProgramme")
+            variables: __variables, operationName: "GetProgramme", field: "getProgramme")
     }
 
     /// A page of `Programme` records, by `createdAt` then `id`.
     public static func list(filter: JSONValue? = nil, sortDirection: SortDirection? = nil, limit: Int? = nil, nextToken: String? = nil) -> GraphQLOperation<ModelPage<Programme>> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let sortDirection { variables["sortDirection"] = sortDirection.graphQLValue }
-        if let limit { variables["limit"] = limit.graphQLValue }
-        if let nextToken { variables["nextToken"] = nextToken.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let sortDirection { __variables["sortDirection"] = sortDirection.graphQLValue }
+        if let limit { __variables["limit"] = limit.graphQLValue }
+        if let nextToken { __variables["nextToken"] = nextToken.graphQLValue }
         return GraphQLOperation(
             document: "query ListProgrammes($filter: ModelProgrammeFilterInput, $sortDirection: ModelSortDirection, $limit: Int, $nextToken: String) { listProgrammes(filter: $filter, sortDirection: $sortDirection, limit: $limit, nextToken: $nextToken) { items { \(Programme.selection) } nextToken } }",
-            variables: variables, operationName: "ListProgrammes", field: "listProgrammes")
+            variables: __variables, operationName: "ListProgrammes", field: "listProgrammes")
     }
 
     /// A page of `Programme` records of one `channelId` (index `byChannel`), sorted by `startsAt`.
     public static func listByChannel(channelId: String, startsAt: KeyCondition<Date>? = nil, filter: JSONValue? = nil, sortDirection: SortDirection? = nil, limit: Int? = nil, nextToken: String? = nil) -> GraphQLOperation<ModelPage<Programme>> {
-        var variables: [String: JSONValue] = [:]
-        variables["channelId"] = channelId.graphQLValue
-        if let startsAt { variables["startsAt"] = startsAt.graphQLValue }
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let sortDirection { variables["sortDirection"] = sortDirection.graphQLValue }
-        if let limit { variables["limit"] = limit.graphQLValue }
-        if let nextToken { variables["nextToken"] = nextToken.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["channelId"] = channelId.graphQLValue
+        if let startsAt { __variables["startsAt"] = startsAt.graphQLValue }
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let sortDirection { __variables["sortDirection"] = sortDirection.graphQLValue }
+        if let limit { __variables["limit"] = limit.graphQLValue }
+        if let nextToken { __variables["nextToken"] = nextToken.graphQLValue }
         return GraphQLOperation(
             document: "query ListProgrammesByChannel($channelId: ID!, $startsAt: ModelDateTimeKeyConditionInput, $filter: ModelProgrammeFilterInput, $sortDirection: ModelSortDirection, $limit: Int, $nextToken: String) { listProgrammesByChannel(channelId: $channelId, startsAt: $startsAt, filter: $filter, sortDirection: $sortDirection, limit: $limit, nextToken: $nextToken) { items { \(Programme.selection) } nextToken } }",
-            variables: variables, operationName: "ListProgrammesByChannel", field: "listProgrammesByChannel")
+            variables: __variables, operationName: "ListProgrammesByChannel", field: "listProgrammesByChannel")
     }
 
     /// Creates a `Programme`; answers the record as stored.
     public static func create(_ input: CreateProgrammeInput, condition: JSONValue? = nil) -> GraphQLOperation<Programme> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation CreateProgramme($input: CreateProgrammeInput!, $condition: ModelProgrammeConditionInput) { createProgramme(input: $input, condition: $condition) { \(Programme.selection) } }",
-            variables: variables, operationName: "CreateProgramme", field: "createProgramme")
+            variables: __variables, operationName: "CreateProgramme", field: "createProgramme")
     }
 
     /// Updates a `Programme`; answers the record as stored.
     public static func update(_ input: UpdateProgrammeInput, condition: JSONValue? = nil) -> GraphQLOperation<Programme> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation UpdateProgramme($input: UpdateProgrammeInput!, $condition: ModelProgrammeConditionInput) { updateProgramme(input: $input, condition: $condition) { \(Programme.selection) } }",
-            variables: variables, operationName: "UpdateProgramme", field: "updateProgramme")
+            variables: __variables, operationName: "UpdateProgramme", field: "updateProgramme")
     }
 
     /// Deletes a `Programme`; answers the record as stored.
     public static func delete(_ input: DeleteProgrammeInput, condition: JSONValue? = nil) -> GraphQLOperation<Programme> {
-        var variables: [String: JSONValue] = [:]
-        variables["input"] = input.graphQLValue
-        if let condition { variables["condition"] = condition.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        __variables["input"] = input.graphQLValue
+        if let condition { __variables["condition"] = condition.graphQLValue }
         return GraphQLOperation(
             document: "mutation DeleteProgramme($input: DeleteProgrammeInput!, $condition: ModelProgrammeConditionInput) { deleteProgramme(input: $input, condition: $condition) { \(Programme.selection) } }",
-            variables: variables, operationName: "DeleteProgramme", field: "deleteProgramme")
+            variables: __variables, operationName: "DeleteProgramme", field: "deleteProgramme")
     }
 
     /// Each `Programme` created that the caller may read (for `app.data.subscribe`).
     public static func onCreate(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Programme> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnCreateProgramme($filter: ModelSubscriptionProgrammeFilterInput, $since: String) { onCreateProgramme(filter: $filter, since: $since) { \(Programme.selection) } }",
-            variables: variables, operationName: "OnCreateProgramme", field: "onCreateProgramme")
+            variables: __variables, operationName: "OnCreateProgramme", field: "onCreateProgramme")
     }
 
     /// Each `Programme` updated that the caller may read (for `app.data.subscribe`).
     public static func onUpdate(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Programme> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnUpdateProgramme($filter: ModelSubscriptionProgrammeFilterInput, $since: String) { onUpdateProgramme(filter: $filter, since: $since) { \(Programme.selection) } }",
-            variables: variables, operationName: "OnUpdateProgramme", field: "onUpdateProgramme")
+            variables: __variables, operationName: "OnUpdateProgramme", field: "onUpdateProgramme")
     }
 
     /// Each `Programme` deleted that the caller may read (for `app.data.subscribe`).
     public static func onDelete(filter: JSONValue? = nil, since: String? = nil) -> GraphQLOperation<Programme> {
-        var variables: [String: JSONValue] = [:]
-        if let filter { variables["filter"] = filter.graphQLValue }
-        if let since { variables["since"] = since.graphQLValue }
+        var __variables: [String: JSONValue] = [:]
+        if let filter { __variables["filter"] = filter.graphQLValue }
+        if let since { __variables["since"] = since.graphQLValue }
         return GraphQLOperation(
             document: "subscription OnDeleteProgramme($filter: ModelSubscriptionProgrammeFilterInput, $since: String) { onDeleteProgramme(filter: $filter, since: $since) { \(Programme.selection) } }",
-            variables: variables, operationName: "OnDeleteProgramme", field: "onDeleteProgramme")
+            variables: __variables, operationName: "OnDeleteProgramme", field: "onDeleteProgramme")
     }
 }
 

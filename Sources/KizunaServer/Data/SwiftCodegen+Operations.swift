@@ -77,18 +77,19 @@ extension SwiftCodegen {
         if !out.text.hasSuffix("{\n") { out.line("") }
         out.line("    /// \(summary)")
         out.line("    public static func \(Self.identifier(name))(\(parameters.joined(separator: ", "))) -> GraphQLOperation<\(result)> {")
-        out.line("        var variables: [String: JSONValue] = [:]")
+        // `__variables`: GraphQL names cannot start with `__`, so no parameter can be called that.
+        out.line("        var __variables: [String: JSONValue] = [:]")
         for variable in variables {
             let value = Self.identifier(variable.name)
             if variable.optional {
-                out.line("        if let \(value) { variables[\(Self.literal(variable.name))] = \(value).graphQLValue }")
+                out.line("        if let \(value) { __variables[\(Self.literal(variable.name))] = \(value).graphQLValue }")
             } else {
-                out.line("        variables[\(Self.literal(variable.name))] = \(value).graphQLValue")
+                out.line("        __variables[\(Self.literal(variable.name))] = \(value).graphQLValue")
             }
         }
         out.line("        return GraphQLOperation(")
         out.line("            document: \"\(document.replacingOccurrences(of: "\"", with: "\\\""))\",")
-        out.line("            variables: variables, operationName: \(Self.literal(operationName)), field: \(Self.literal(field)))")
+        out.line("            variables: __variables, operationName: \(Self.literal(operationName)), field: \(Self.literal(field)))")
         out.line("    }")
     }
 

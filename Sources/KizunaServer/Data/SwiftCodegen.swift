@@ -28,8 +28,16 @@ package struct SwiftCodegen {
 
     /// `Models.swift` (enums and models), `Inputs.swift` (create, update and delete inputs), `Operations.swift`
     /// (queries, mutations, subscriptions and outbox mutations per model).
+    /// - Throws: `validation_failed` naming a model or enum whose name the generated Swift cannot take (one that would
+    ///   hide a type it uses, such as `Date`, or a Swift keyword).
     package func files() throws -> [File] {
-        [
+        for name in data.models.map(\.name) + data.enums.map(\.name) where Self.reservedTypeNames.contains(name) || Self.keywords.contains(name) {
+            throw KizunaError(
+                .validationFailed,
+                "A type named \(name) would hide the Swift type of that name that the generated code uses; rename it in the schema.",
+                field: name)
+        }
+        return [
             File(name: "Models.swift", contents: header + models()),
             File(name: "Inputs.swift", contents: header + inputs()),
             File(name: "Operations.swift", contents: header + (try operations())),
@@ -56,7 +64,9 @@ package struct SwiftCodegen {
             out.line("")
             out.line("/// The schema's `\(enumeration.name)`: each case's raw value is the value's name.")
             out.line("public enum \(enumeration.name): String, Codable, Sendable, Hashable, CaseIterable, GraphQLInputValue {")
-            for value in enumeration.values { out.line("    case \(Self.identifier(Self.camelCase(value))) = \(Self.literal(value))") }
+            for (value, name) in zip(enumeration.values, Self.caseNames(enumeration.values)) {
+                out.line("    case \(Self.identifier(name)) = \(Self.literal(value))")
+            }
             out.line("}")
         }
         for model in data.models {
@@ -110,16 +120,16 @@ package struct SwiftCodegen {
         out.line("")
         out.line("    /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).")
         out.line("    public var graphQLValue: JSONValue {")
-        out.line("        var object: [String: JSONValue] = [:]")
+        out.line("        var __object: [String: JSONValue] = [:]")
         for (field, optional) in fields {
             let name = Self.identifier(field.name)
             if optional {
-                out.line("        if let \(name) { object[\(Self.literal(field.name))] = \(name).graphQLValue }")
+                out.line("        if let \(name) = self.\(name) { __object[\(Self.literal(field.name))] = \(name).graphQLValue }")
             } else {
-                out.line("        object[\(Self.literal(field.name))] = \(name).graphQLValue")
+                out.line("        __object[\(Self.literal(field.name))] = self.\(name).graphQLValue")
             }
         }
-        out.line("        return .object(object)")
+        out.line("        return .object(__object)")
         out.line("    }")
         out.line("}")
     }
@@ -148,6 +158,25 @@ package struct SwiftCodegen {
             "\(Self.identifier(field.name)): \(swiftType(field, optional: optional))" + (optional ? " = nil" : "")
         }.joined(separator: ", ")
     }
+
+    /// Each value's case name, camel-cased (`IN_PROGRESS` → `inProgress`); a value whose camel-cased name another
+    /// value already took, or that an enum's own members have (`rawValue`, `allCases`), keeps its name as written.
+    static func caseNames(_ values: [String]) -> [String] {
+        var taken: Set<String> = ["rawValue", "allCases", "hashValue", "init"]
+        return values.map { value in
+            let camel = camelCase(value)
+            let name = taken.contains(camel) || values.contains(camel) && camel != value ? value : camel
+            taken.insert(name)
+            return name
+        }
+    }
+
+    /// Type names the generated code refers to: a model or enum of the same name would hide them.
+    static let reservedTypeNames: Set<String> = [
+        "String", "Int", "Double", "Bool", "Date", "Optional", "Array", "Dictionary", "Set", "Error", "Codable", "Sendable", "Hashable",
+        "Identifiable", "CaseIterable", "Foundation", "Swift", "JSONValue", "GraphQLOperation", "GraphQLInputValue", "KeyCondition",
+        "SortDirection", "ModelPage", "KizunaModel", "OutboxMutation", "KizunaClient", "KizunaCore",
+    ]
 
     /// `IN_PROGRESS` → `inProgress`, `Happy` → `happy`.
     static func camelCase(_ name: String) -> String {
