@@ -148,4 +148,42 @@ struct DataSubscriptionTests {
         #expect(notes.map { $0.note } == [first, second, third], "every note once, in order: \(notes)")
         #expect(zip(notes, notes.dropFirst()).allSatisfy { $0.seq < $1.seq })
     }
+
+    @Test func theSocketIsReopenedAsTheAccountThatSignedInAndItsSubscriptionsGoOn() async throws {
+        try await LiveServer.run(configure: AuthTests.cheapHashing) { server in
+            try await ExampleSchemaTests.publish("TVSchedule", as: "tv", on: server)
+            let key = try await server.admin.createAPIKey(app: "tv", NewAPIKey(name: "ios", expiresInDays: 30)).key
+            let directory = LiveServer.temporaryDirectory()
+            let app = try KizunaApp(
+                server: server.url, appId: "tv", directory: directory, device: DeviceContext(appVersion: "1.0", platform: .ios),
+                secureStore: try SecureStore(service: "kizuna.tv", fileOptions: .init(directory: directory.appendingPathComponent("secure"))))
+            let data = app.data(apiKey: key)
+            struct Channel: Decodable, Sendable { var name: String }
+            let (names, heard) = AsyncStream.makeStream(of: String.self)
+            let listening = Task {
+                let document = "subscription($since: String) { onCreateChannel(since: $since) { name } }"
+                for try await case .value(let channel, _) in data.subscribe(document, field: "onCreateChannel", as: Channel.self) {
+                    heard.yield(channel.name)
+                }
+            }
+            var states = await data.connectionStates().makeAsyncIterator()
+            while let state = await states.next(), state != .connected {}
+
+            // Signing in replaces the socket, opened as nobody, with one opened as the account; the subscription
+            // resumes on it.
+            try await app.auth.signUp(identifier: "mio@example.com", password: AuthTests.password)
+            var seen: [DataConnectionState] = []
+            while let state = await states.next() {
+                seen.append(state)
+                if state == .connected { break }
+            }
+            #expect(seen.first == .disconnected && seen.last == .connected, "\(seen)")
+            try await ExampleSchemaTests.asOperator(
+                server, app: "tv", "mutation { createChannel(input: {id: \"ch-1\", name: \"One\", number: 1}) { id } }", [:])
+            var iterator = names.makeAsyncIterator()
+            #expect(await iterator.next() == "One")
+            listening.cancel()
+            while let state = await states.next(), state != .idle {}
+        }
+    }
 }

@@ -91,4 +91,22 @@ struct GeneratedOperationsTests {
         let programme = try WireFormat.decoder().decode(Programme.self, from: Data(json.utf8))
         #expect(programme.genre == .film && programme.startsAt == starts)
     }
+
+    @Test func aSendShowsAtOnceInALiveQueryOfTheGeneratedModel() async throws {
+        // No server at all (nothing listens on port 1): the send stays pending, and the live query shows it.
+        let directory = LiveServer.temporaryDirectory()
+        let app = try KizunaApp(
+            server: try #require(URL(string: "http://127.0.0.1:1")), appId: "chat", directory: directory,
+            device: DeviceContext(appVersion: "1.0", platform: .ios),
+            secureStore: try SecureStore(service: "kizuna.chat", fileOptions: .init(directory: directory.appendingPathComponent("secure"))))
+        var answers = app.data.observe(LiveQuery<Message>(matching: ["roomId": "r1"], sortedBy: \.createdAt)).makeAsyncIterator()
+        #expect(try await answers.next()?.isEmpty == true)
+        let item = try await app.data.outbox.send(.create(CreateMessageInput(roomId: "r1", text: "offline"), parent: "Room:r1"))
+        var shown: [LiveRecord<Message>] = []
+        while shown.isEmpty, let answer = try await answers.next() { shown = answer }
+        #expect(shown.map(\.value.text) == ["offline"] && shown.first?.isPending == true && shown.first?.id == item.id)
+        // Stamped with when it was queued, to the millisecond a DateTime carries.
+        let stamped = try #require(shown.first?.value)
+        #expect(stamped._version == 0 && abs(stamped.createdAt.timeIntervalSince(item.queuedAt)) < 0.001)
+    }
 }

@@ -26,8 +26,11 @@ struct RecordStoreTests {
 
     @Test func theNewestChangeWinsWhateverOrderChangesArriveIn() async throws {
         try await Self.withStore { store in
-            try await store.write([Self.note("n1", "v2")], user: "u1", model: "Note", seq: 20, generation: 1)
-            try await store.write([Self.note("n1", "v1")], user: "u1", model: "Note", seq: 10, generation: 1)
+            var v2 = Self.note("n1", "v2")
+            v2["_version"] = 2
+            #expect(try await store.write([v2], user: "u1", model: "Note", seq: 20, generation: 1) == ["n1": 2])
+            // An older change, delivered late, does not take effect (and says so).
+            #expect(try await store.write([Self.note("n1", "v1")], user: "u1", model: "Note", seq: 10, generation: 1).isEmpty)
             #expect(try Self.texts(store) == ["v2"])
             // Deleted at 30; the create (seq 5) delivered late on another subscription does not bring it back.
             try await store.write([Self.note("n1", "v2", deleted: true)], user: "u1", model: "Note", seq: 30, generation: 1)

@@ -63,6 +63,19 @@ actor GraphQLWSClient {
         watchers[key] = nil
     }
 
+    /// The signed-in account changed: an open socket, authenticated as the account before, is replaced by a new one
+    /// with the current credentials, and every subscription resumes on it after the last seq it delivered (a socket
+    /// still opening reads the credentials when it authenticates).
+    func credentialsChanged() {
+        guard let open = socket else { return }
+        generation += 1  // whatever the old socket reports from now on is ignored
+        socket = nil
+        outbox?.finish()
+        outbox = nil
+        Task { await open.close(code: GraphQLWSCloseCode.normalClosure.rawValue, reason: "The signed-in account changed.") }
+        perform(machine.socketClosed(code: nil, reason: "The signed-in account changed."))
+    }
+
     private func unsubscribe(_ id: String) {
         subscribers[id] = nil
         perform(machine.unsubscribe(id))
@@ -213,6 +226,11 @@ final class DataRealtime: Sendable {
             clients[apiKey ?? ""] = client
             return client
         }
+    }
+
+    /// Reopens every open socket with the current credentials (after a sign-in or sign-out).
+    func credentialsChanged() async {
+        for client in clients.withLock({ Array($0.values) }) { await client.credentialsChanged() }
     }
 
     /// The WebSocket address of an HTTP(S) path on `server`.

@@ -84,8 +84,14 @@ public struct KizunaApp: Sendable {
         guard let webSocket = DataRealtime.webSocketURL(server, path: path + "/graphql") else {
             throw KizunaError(.badRequest, "\(server.absoluteString) is not a server address a WebSocket can be opened to.", field: "server")
         }
-        realtime = DataRealtime(url: webSocket, connector: .platform(session: session)) { () async throws(KizunaError) -> String? in
+        let realtime = DataRealtime(url: webSocket, connector: .platform(session: session)) { () async throws(KizunaError) -> String? in
             try await auth.accessTokenIfSignedIn()
+        }
+        self.realtime = realtime
+        // A socket authenticated as one account must not carry another's subscriptions: reopened at each sign-in or
+        // sign-out (the first value is the account now).
+        Task {
+            for await _ in await auth.accountChanges().dropFirst() { await realtime.credentialsChanged() }
         }
         let graphQL = path + "/graphql"
         let database = LocalDatabase(url: files.directory.appendingPathComponent("data.sqlite"))

@@ -5,30 +5,23 @@ extension DataCache {
     /// Keeps `model` current for `user` until cancelled: sync, follow the subscriptions, sync again when they cannot
     /// resume; after a failure a retry may fix (no network, the server unavailable), again after a backoff.
     func replicate(_ model: String, user: String, client: DataClient) async {
+        // Failures in a row: reset only once the subscriptions delivered something, so a socket that keeps refusing
+        // them (a sync succeeding each time) still backs off.
         var failures = 0
-        var resyncedAt: String?
         while !Task.isCancelled {
             do {
                 let since = try await sync(model, user: user, client: client)
-                // A subscription that cannot resume from where a sync that moved nothing left it would ask again at
-                // once: back off rather than spin.
-                if since == resyncedAt {
-                    failures += 1
-                    try await Task.sleep(for: backoff.delay(attempt: failures, random: Double.random(in: 0..<1)))
-                } else {
-                    failures = 0
-                }
-                try await follow(model, user: user, client: client, since: since)
-                resyncedAt = since
+                let delivered = try await follow(model, user: user, client: client, since: since)
+                failures = delivered ? 0 : failures + 1
             } catch {
-                if Task.isCancelled { return }
+                if Task.isCancelled || error is CancellationError { return }
                 guard Self.isTransient(error) else {
                     failed(model: model, user: user, error: error)
                     return
                 }
                 failures += 1
-                try? await Task.sleep(for: backoff.delay(attempt: failures, random: Double.random(in: 0..<1)))
             }
+            if failures > 0 { try? await Task.sleep(for: backoff.delay(attempt: failures, random: Double.random(in: 0..<1))) }
         }
     }
 
@@ -80,36 +73,41 @@ extension DataCache {
                 throw DataError.decoding("\(names.sync) answered without items and a lastSeq.")
             }
             let records = (page["items"]?.arrayValue ?? []).compactMap(\.objectValue)
+            // Answered for a user no longer signed in, or after the cache stopped following the model: not written,
+            // so a switch mid-sync cannot file one account's records, or a full sync's deletions, under another's.
+            try checkCurrent(user)
             let written = try await store.write(records, user: user, model: model, seq: seq, generation: generation)
             self.written(written, model: model, user: user)
             nextToken = page["nextToken"]?.stringValue
             guard nextToken == nil else { continue }
+            try checkCurrent(user)
             try await store.finishSync(
                 user: user, model: model, state: RecordStore.SyncState(fields: fields, lastSeq: lastSeq, generation: generation), full: full)
-            if full { self.written([], model: model, user: user) }
+            if full { self.written([:], model: model, user: user) }
             return String(seq)
         }
     }
 
-    /// Follows `model`'s changes after `since` on its three subscriptions, writing each; returns when one of them
-    /// could not resume (a sync is due).
+    /// Follows `model`'s changes after `since` on its three subscriptions, writing each, until one of them cannot
+    /// resume (a sync is due).
+    /// - Returns: Whether any change was delivered.
     /// - Throws: What ended a subscription; `unavailable` when the server completed one.
-    func follow(_ model: String, user: String, client: DataClient, since: String) async throws {
+    func follow(_ model: String, user: String, client: DataClient, since: String) async throws -> Bool {
         let names = ClientNames(model: model)
-        guard let state = try store?.syncState(user: user, model: model) else { return }
+        guard let state = try store?.syncState(user: user, model: model) else { return false }
         let selection = state.fields.joined(separator: " ")
+        let delivered = Locked(false)
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for field in [names.onCreate, names.onUpdate, names.onDelete] {
                 let document = "subscription KizunaCache($since: String) { \(field)(since: $since) { \(selection) } }"
-                // Position 0 is a log with no change yet: nothing to replay, and nothing a resume could ask for.
-                let variables: [String: JSONValue] = since == "0" ? [:] : ["since": .string(since)]
                 group.addTask {
-                    for try await event in client.subscribe(document, variables: variables, field: field, as: JSONValue.self) {
+                    for try await event in client.subscribe(document, variables: ["since": .string(since)], field: field, as: JSONValue.self) {
                         switch event {
                         case .resync: return true
                         case .value(let record, let seq):
                             guard let record = record.objectValue, let seq = seq.flatMap({ Int64($0) }) else { continue }
                             try await self.apply(record, seq: seq, model: model, user: user)
+                            delivered.withLock { $0 = true }
                         }
                     }
                     return false
@@ -121,13 +119,21 @@ extension DataCache {
             group.cancelAll()
             guard resync else { throw KizunaError(.unavailable, "The server ended a subscription of the offline cache.") }
         }
+        return delivered.withLock { $0 }
     }
 
     /// Writes one delivered change.
     private func apply(_ record: [String: JSONValue], seq: Int64, model: String, user: String) async throws {
         guard let store else { return }
+        try checkCurrent(user)
         let written = try await store.write([record], user: user, model: model, seq: seq, generation: generations[model] ?? 0)
         self.written(written, model: model, user: user)
+    }
+
+    /// Throws `CancellationError` when the task was cancelled (the cache stopped following the model) or `user` is no
+    /// longer the one signed in.
+    private func checkCurrent(_ user: String) throws {
+        if Task.isCancelled || user != self.user { throw CancellationError() }
     }
 
     /// The seq of a `lastSeq` (`"<seq>:<time>"`).

@@ -38,6 +38,8 @@ actor DataCache {
     private var settling: [String: [String: OutboxItem]] = [:]
     var backoff = GraphQLWSReconnectBackoff()
     private var counter = 0
+    /// The opening under way, when one is.
+    private var opening: Task<Void, any Error>?
 
     init(database: LocalDatabase, outbox: Outbox, auth: Auth) {
         self.database = database
@@ -45,9 +47,31 @@ actor DataCache {
         self.auth = auth
     }
 
-    /// Opens the cache: its tables, the outbox's items, and the signed-in account (followed from now on).
+    /// Opens the cache: its tables, the outbox's items, and the signed-in account (followed from now on). Callers
+    /// arriving while it opens wait for the same opening.
     private func start() async throws(KizunaError) {
-        guard store == nil else { return }
+        if store != nil { return }
+        if let opening {
+            try await Self.wait(for: opening)
+            return
+        }
+        let task = Task { try await self.open() }
+        opening = task
+        defer { opening = nil }
+        try await Self.wait(for: task)
+    }
+
+    private static func wait(for task: Task<Void, any Error>) async throws(KizunaError) {
+        do {
+            try await task.value
+        } catch let error as KizunaError {
+            throw error
+        } catch {
+            throw KizunaError(.internalError, "The offline cache could not be opened: \(error)")
+        }
+    }
+
+    private func open() async throws(KizunaError) {
         let store = RecordStore(database: try database.queue())
         let feed = try await outbox.feed()
         self.store = store
@@ -66,20 +90,29 @@ actor DataCache {
         }
     }
 
-    /// Registers a live query, answers it at once from the device, and keeps its model current.
-    /// - Parameter ended: Set when the app stopped iterating; a query that ended before it was added is removed again.
-    func add(_ observer: Observer, ended: Locked<Bool>) async throws(KizunaError) -> Int {
+    /// Where a live query's registration is, shared by ``add(_:registration:)`` and the stream's termination, each of
+    /// which moves it in one step under its lock.
+    enum Registration: Sendable {
+        case pending
+        case added(Int)
+        case ended
+    }
+
+    /// Registers a live query, answers it at once from the device, and keeps its model current — unless its stream
+    /// ended first.
+    func add(_ observer: Observer, registration: Locked<Registration>) async throws(KizunaError) {
         try await start()
         counter += 1
         let key = counter
-        observers[key] = observer
-        if ended.withLock({ $0 }) {
-            remove(key)
-            return key
+        let kept = registration.withLock { state in
+            guard case .pending = state else { return false }
+            state = .added(key)
+            return true
         }
+        guard kept else { return }
+        observers[key] = observer
         refresh(key)
-        if replicas[observer.model] == nil { replicas[observer.model] = replica(observer.model, client: observer.client) }
-        return key
+        if observers[key] != nil, replicas[observer.model] == nil { replicas[observer.model] = replica(observer.model, client: observer.client) }
     }
 
     /// Removes a live query; a model no query watches any more stops being followed.
@@ -102,10 +135,16 @@ actor DataCache {
         for model in touched { refresh(model: model) }
     }
 
-    /// Records of `model` were written for `user`: their sent items are confirmed, and its queries answer again.
-    func written(_ ids: [String], model: String, user: String) {
+    /// Records of `model` were written for `user` (by id, with their `_version`): a sent item is confirmed by its
+    /// record at the version it answered with, or a later one; the model's queries answer again.
+    func written(_ records: [String: Int?], model: String, user: String) {
         guard user == self.user else { return }
-        for id in ids { settling[model]?[id] = nil }
+        for (id, version) in records {
+            guard let item = settling[model]?[id] else { continue }
+            let sent: Int? = if case .sent(let record) = item.state { record["_version"]?.numberValue.map { Int($0) } } else { nil }
+            if let sent, let version, version < sent { continue }  // an older version, delivered late
+            settling[model]?[id] = nil
+        }
         refresh(model: model)
     }
 
@@ -133,7 +172,7 @@ actor DataCache {
             observer.fail(error)
             observers[key] = nil
         }
-        replicas[model] = nil
+        replicas.removeValue(forKey: model)?.cancel()
     }
 
     // MARK: Answers
@@ -149,7 +188,7 @@ actor DataCache {
             observer.refresh(LiveMerge.apply(unconfirmed(observer.model), to: rows))
         } catch {
             observer.fail(error)
-            observers[key] = nil
+            remove(key)
         }
     }
 

@@ -42,19 +42,21 @@ extension DataClient {
                 }
             },
             fail: { continuation.finish(throwing: $0) })
-        let (cache, ended, key) = (cache, Locked(false), Locked<Int?>(nil))
+        let (cache, registration) = (cache, Locked(DataCache.Registration.pending))
         Task {
             do {
-                let added = try await cache.add(observer, ended: ended)
-                key.withLock { $0 = added }
+                try await cache.add(observer, registration: registration)
             } catch {
                 continuation.finish(throwing: error)
             }
         }
         continuation.onTermination = { _ in
-            ended.withLock { $0 = true }
-            guard let added = key.withLock({ $0 }) else { return }  // not added yet: add sees `ended` and removes it
-            Task { await cache.remove(added) }
+            let previous = registration.withLock { state in
+                defer { state = .ended }
+                return state
+            }
+            // Not added yet: `add` finds it ended and does not keep it.
+            if case .added(let key) = previous { Task { await cache.remove(key) } }
         }
         return answers
     }

@@ -127,13 +127,15 @@ enum LiveMerge {
     }
 
     /// The record a create makes, as far as the device knows it before the server answers: its input, with the fields
-    /// the server sets on every record (`createdAt`, `updatedAt`: when it was queued) filled in.
+    /// the server sets on every record filled in (`createdAt`, `updatedAt`: when it was queued; `_version` 0), so a
+    /// generated model type, which requires them, decodes it.
     static func created(_ item: OutboxItem) -> [String: JSONValue] {
         var record = item.mutation.input
         let queued = JSONValue.string(timestamp(item.queuedAt))
         if record["createdAt"] == nil { record["createdAt"] = queued }
         if record["updatedAt"] == nil { record["updatedAt"] = queued }
         if record["_deleted"] == nil { record["_deleted"] = .bool(false) }
+        if record["_version"] == nil { record["_version"] = 0 }  // none yet: the server's first is 1
         return record
     }
 

@@ -33,21 +33,25 @@ struct RecordStore: Sendable {
 
     /// Writes records of `model` as of the change at `seq` (a sync page's last seq, or a delivery's), in one
     /// transaction; a record with `_deleted` becomes a tombstone. Marks each with `generation`.
-    /// - Returns: The ids of the records written (not those the store already had newer).
+    /// - Returns: The records that took effect (not those the store already had newer), by id, with their `_version`
+    ///   when they carry one.
     @discardableResult
-    func write(_ records: [[String: JSONValue]], user: String, model: String, seq: Int64, generation: Int64) async throws(KizunaError) -> [String] {
-        let rows = records.compactMap { record -> (String, String, Bool)? in
+    func write(
+        _ records: [[String: JSONValue]], user: String, model: String, seq: Int64, generation: Int64
+    ) async throws(KizunaError) -> [String: Int?] {
+        let rows = records.compactMap { record -> (String, String, Bool, Int?)? in
             guard let id = record["id"]?.stringValue else { return nil }
             var stored = record
             let deleted = stored.removeValue(forKey: "_deleted") == .bool(true)
-            return (id, String(decoding: JSONValue.object(stored).jsonBytes, as: UTF8.self), deleted)
+            return (id, String(decoding: JSONValue.object(stored).jsonBytes, as: UTF8.self), deleted, record["_version"]?.numberValue.map { Int($0) })
         }
         return try await write { db in
-            var written: [String] = []
-            for (id, text, deleted) in rows {
+            var written: [String: Int?] = [:]
+            for (id, text, deleted, version) in rows {
                 // A newer version in the store keeps its record and seq; the generation is set either way (the record
-                // still exists as of this sync).
-                try db.execute(
+                // still exists as of this sync). The seq answered says which won.
+                let kept = try Int64.fetchOne(
+                    db,
                     sql: """
                         INSERT INTO records (userId, model, id, record, seq, generation, deleted) VALUES (?, ?, ?, ?, ?, ?, ?)
                         ON CONFLICT (userId, model, id) DO UPDATE SET
@@ -55,9 +59,10 @@ struct RecordStore: Sendable {
                             deleted = CASE WHEN excluded.seq >= records.seq THEN excluded.deleted ELSE records.deleted END,
                             seq = max(excluded.seq, records.seq),
                             generation = excluded.generation
+                        RETURNING seq
                         """,
                     arguments: [user, model, id, text, seq, generation, deleted])
-                if db.changesCount > 0 { written.append(id) }
+                if kept == seq { written[id] = version }
             }
             return written
         }

@@ -99,8 +99,9 @@ extension GraphQLWSConnection {
         if let since = subscriber.request.since {
             if since < position {
                 do {
+                    // An empty log (`nil`) has nothing to replay and nothing missing.
                     let oldest = try await services.feed.oldestKept()
-                    guard let oldest, since >= oldest - 1 else {
+                    guard since >= (oldest ?? 1) - 1 else {
                         perform(state.withLock { $0.machine.subscriptionFailed(subscriber.subscription, errors: [Self.resumeExpired(since)]) })
                         return
                     }
