@@ -72,4 +72,23 @@ struct RecordStoreTests {
             #expect(try ids(["pinned": .null]) == ["c"])
         }
     }
+
+    @Test func aCopyIsSyncedFromTheStartWhenNewWhenItsFieldsChangeAndOncePerInterval() async throws {
+        let day = Duration.seconds(86_400)
+        let state = RecordStore.SyncState(fields: ["id", "text"], lastSeq: "40:1", generation: 3, fullSyncAt: 1_000_000)
+        #expect(RecordStore.SyncState.needsFullSync(nil, fields: ["id"], now: 0, interval: day))
+        #expect(RecordStore.SyncState.needsFullSync(state, fields: ["id", "text", "when"], now: 1_000_001, interval: day))
+        #expect(!RecordStore.SyncState.needsFullSync(state, fields: ["id", "text"], now: 1_000_000 + 86_399_999, interval: day))
+        #expect(RecordStore.SyncState.needsFullSync(state, fields: ["id", "text"], now: 1_000_000 + 86_400_000, interval: day))
+        // An incremental sync keeps the time of the last full one.
+        try await Self.withStore { store in
+            try await store.finishSync(user: "u1", model: "Note", state: state, full: true)
+            var later = state
+            later.lastSeq = "50:2"
+            later.fullSyncAt = 9_000_000
+            try await store.finishSync(user: "u1", model: "Note", state: later, full: false)
+            #expect(try store.syncState(user: "u1", model: "Note")?.fullSyncAt == 1_000_000)
+            #expect(try store.syncState(user: "u1", model: "Note")?.lastSeq == "50:2")
+        }
+    }
 }

@@ -82,6 +82,8 @@ struct CodegenTests {
                 ($0 as? KizunaError)?.code == .validationFailed && ($0 as? KizunaError)?.message.contains(name) == true
             }
         }
+        let selfish = try DataSchema(sdl: "type Note @model { self: String }")
+        #expect { try SwiftCodegen(selfish, source: "schema.graphql").files() } throws: { ($0 as? KizunaError)?.field == "Note.self" }
         #expect(
             SwiftCodegen.caseNames(["HAPPY", "happy", "IN_PROGRESS", "RAW_VALUE", "ALL_CASES"]) == [
                 "HAPPY", "happy", "inProgress", "RAW_VALUE", "ALL_CASES",

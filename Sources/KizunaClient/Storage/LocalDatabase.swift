@@ -111,6 +111,12 @@ final class LocalDatabase: Sendable {
                     ) WITHOUT ROWID
                     """)
         }
+        migrator.registerMigration("3-full-sync-time") { db in
+            // When each copy was last synced from the start (epoch milliseconds; 0: never recorded): a copy older than
+            // the full-sync interval is synced from the start again, which brings in records the user was given access
+            // to since (a room they joined) and drops those they lost.
+            try db.execute(sql: "ALTER TABLE syncs ADD COLUMN fullSyncAt INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

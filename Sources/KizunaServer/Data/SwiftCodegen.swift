@@ -29,13 +29,20 @@ package struct SwiftCodegen {
     /// `Models.swift` (enums and models), `Inputs.swift` (create, update and delete inputs), `Operations.swift`
     /// (queries, mutations, subscriptions and outbox mutations per model).
     /// - Throws: `validation_failed` naming a model or enum whose name the generated Swift cannot take (one that would
-    ///   hide a type it uses, such as `Date`, or a Swift keyword).
+    ///   hide a type it uses, such as `Date`, or a Swift keyword), or a field named `self`.
     package func files() throws -> [File] {
         for name in data.models.map(\.name) + data.enums.map(\.name) where Self.reservedTypeNames.contains(name) || Self.keywords.contains(name) {
             throw KizunaError(
                 .validationFailed,
                 "A type named \(name) would hide the Swift type of that name that the generated code uses; rename it in the schema.",
                 field: name)
+        }
+        for model in data.models {
+            for field in model.fields where field.name == "self" {
+                throw KizunaError(
+                    .validationFailed, "\(model.name).\(field.name): a field named self cannot be a Swift property the initializer sets; rename it.",
+                    field: "\(model.name).\(field.name)")
+            }
         }
         return [
             File(name: "Models.swift", contents: header + models()),

@@ -17,9 +17,8 @@ public struct CreateChoreInput: Codable, Sendable, Hashable, GraphQLInputValue {
     public var extra: JSONValue?
     public var ratio: Double?
     public var done: Bool?
-    public var `self`: String?
 
-    public init(id: String? = nil, object: String? = nil, `default`: Int, variables: String? = nil, due: Date? = nil, state: ChoreState, history: [ChoreState]? = nil, extra: JSONValue? = nil, ratio: Double? = nil, done: Bool? = nil, `self`: String? = nil) {
+    public init(id: String? = nil, object: String? = nil, `default`: Int, variables: String? = nil, due: Date? = nil, state: ChoreState, history: [ChoreState]? = nil, extra: JSONValue? = nil, ratio: Double? = nil, done: Bool? = nil) {
         self.id = id
         self.object = object
         self.`default` = `default`
@@ -30,7 +29,6 @@ public struct CreateChoreInput: Codable, Sendable, Hashable, GraphQLInputValue {
         self.extra = extra
         self.ratio = ratio
         self.done = done
-        self.`self` = `self`
     }
 
     /// The input as GraphQL variables carry it; a field left `nil` is left out (unchanged, for an update).
@@ -46,7 +44,6 @@ public struct CreateChoreInput: Codable, Sendable, Hashable, GraphQLInputValue {
         if let extra = self.extra { __object["extra"] = extra.graphQLValue }
         if let ratio = self.ratio { __object["ratio"] = ratio.graphQLValue }
         if let done = self.done { __object["done"] = done.graphQLValue }
-        if let `self` = self.`self` { __object["self"] = `self`.graphQLValue }
         return .object(__object)
     }
 }
@@ -63,10 +60,9 @@ public struct UpdateChoreInput: Codable, Sendable, Hashable, GraphQLInputValue {
     public var extra: JSONValue?
     public var ratio: Double?
     public var done: Bool?
-    public var `self`: String?
     public var _version: Int?
 
-    public init(id: String, object: String? = nil, `default`: Int? = nil, variables: String? = nil, due: Date? = nil, state: ChoreState? = nil, history: [ChoreState]? = nil, extra: JSONValue? = nil, ratio: Double? = nil, done: Bool? = nil, `self`: String? = nil, _version: Int? = nil) {
+    public init(id: String, object: String? = nil, `default`: Int? = nil, variables: String? = nil, due: Date? = nil, state: ChoreState? = nil, history: [ChoreState]? = nil, extra: JSONValue? = nil, ratio: Double? = nil, done: Bool? = nil, _version: Int? = nil) {
         self.id = id
         self.object = object
         self.`default` = `default`
@@ -77,7 +73,6 @@ public struct UpdateChoreInput: Codable, Sendable, Hashable, GraphQLInputValue {
         self.extra = extra
         self.ratio = ratio
         self.done = done
-        self.`self` = `self`
         self._version = _version
     }
 
@@ -94,7 +89,6 @@ public struct UpdateChoreInput: Codable, Sendable, Hashable, GraphQLInputValue {
         if let extra = self.extra { __object["extra"] = extra.graphQLValue }
         if let ratio = self.ratio { __object["ratio"] = ratio.graphQLValue }
         if let done = self.done { __object["done"] = done.graphQLValue }
-        if let `self` = self.`self` { __object["self"] = `self`.graphQLValue }
         if let _version = self._version { __object["_version"] = _version.graphQLValue }
         return .object(__object)
     }

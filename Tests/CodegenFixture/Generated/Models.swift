@@ -18,7 +18,7 @@ public enum ChoreState: String, Codable, Sendable, Hashable, CaseIterable, Graph
 public struct Chore: Codable, Sendable, Hashable, Identifiable, KizunaModel {
     public static let modelName = "Chore"
     /// The fields every operation selects.
-    public static let selection = "id object default variables due state history extra ratio done self createdAt updatedAt owner _version"
+    public static let selection = "id object default variables due state history extra ratio done createdAt updatedAt owner _version"
 
     public var id: String
     public var object: String?
@@ -30,13 +30,12 @@ public struct Chore: Codable, Sendable, Hashable, Identifiable, KizunaModel {
     public var extra: JSONValue?
     public var ratio: Double?
     public var done: Bool?
-    public var `self`: String?
     public var createdAt: Date
     public var updatedAt: Date
     public var owner: String?
     public var _version: Int
 
-    public init(id: String, object: String? = nil, `default`: Int, variables: String? = nil, due: Date? = nil, state: ChoreState, history: [ChoreState]? = nil, extra: JSONValue? = nil, ratio: Double? = nil, done: Bool? = nil, `self`: String? = nil, createdAt: Date, updatedAt: Date, owner: String? = nil, _version: Int) {
+    public init(id: String, object: String? = nil, `default`: Int, variables: String? = nil, due: Date? = nil, state: ChoreState, history: [ChoreState]? = nil, extra: JSONValue? = nil, ratio: Double? = nil, done: Bool? = nil, createdAt: Date, updatedAt: Date, owner: String? = nil, _version: Int) {
         self.id = id
         self.object = object
         self.`default` = `default`
@@ -47,7 +46,6 @@ public struct Chore: Codable, Sendable, Hashable, Identifiable, KizunaModel {
         self.extra = extra
         self.ratio = ratio
         self.done = done
-        self.`self` = `self`
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.owner = owner

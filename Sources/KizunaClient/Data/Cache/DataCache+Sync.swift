@@ -37,14 +37,15 @@ extension DataCache {
     }
 
     /// Brings the copy of `model` up to the server's change log: from the last sync's position, or from the start when
-    /// there was none, the model's fields changed, or the server answers `sync_expired`.
+    /// there was none, the model's fields changed, the last full sync is older than ``fullSyncInterval``, or the
+    /// server answers `sync_expired`.
     /// - Returns: The seq the subscriptions resume after.
     func sync(_ model: String, user: String, client: DataClient) async throws -> String {
         guard let store else { throw KizunaError(.internalError, "The offline cache is not open.") }
         let names = ClientNames(model: model)
         let state = try store.syncState(user: user, model: model)
         let fields = try await Self.fields(of: model, client: client, stored: state?.fields)
-        var full = state == nil || state?.fields != fields
+        var full = RecordStore.SyncState.needsFullSync(state, fields: fields, now: EpochClock.now, interval: fullSyncInterval)
         var generation = (state?.generation ?? 0) + (full ? 1 : 0)
         var since = full ? nil : state?.lastSeq
         var nextToken: String?
@@ -81,8 +82,8 @@ extension DataCache {
             nextToken = page["nextToken"]?.stringValue
             guard nextToken == nil else { continue }
             try checkCurrent(user)
-            try await store.finishSync(
-                user: user, model: model, state: RecordStore.SyncState(fields: fields, lastSeq: lastSeq, generation: generation), full: full)
+            let finished = RecordStore.SyncState(fields: fields, lastSeq: lastSeq, generation: generation, fullSyncAt: EpochClock.now)
+            try await store.finishSync(user: user, model: model, state: finished, full: full)
             if full { self.written([:], model: model, user: user) }
             return String(seq)
         }
@@ -134,6 +135,11 @@ extension DataCache {
     /// longer the one signed in.
     private func checkCurrent(_ user: String) throws {
         if Task.isCancelled || user != self.user { throw CancellationError() }
+    }
+
+    /// Epoch milliseconds now.
+    enum EpochClock {
+        static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
     }
 
     /// The seq of a `lastSeq` (`"<seq>:<time>"`).

@@ -37,6 +37,10 @@ actor DataCache {
     /// until it comes, so a message does not blink out between its answer and its delivery.
     private var settling: [String: [String: OutboxItem]] = [:]
     var backoff = GraphQLWSReconnectBackoff()
+    /// How old a copy's last full sync may be before the next sync starts from the start (24 hours, as Amplify
+    /// DataStore's `fullSyncInterval`): only a full sync sees records whose access changed without a change of their
+    /// own (a room the user joined, or left).
+    var fullSyncInterval: Duration = .seconds(24 * 3600)
     private var counter = 0
     /// The opening under way, when one is.
     private var opening: Task<Void, any Error>?

@@ -20,6 +20,15 @@ struct RecordStore: Sendable {
         var lastSeq: String
         /// The last full sync's generation.
         var generation: Int64
+        /// When the last full sync finished (epoch milliseconds).
+        var fullSyncAt: Int64 = 0
+
+        /// Whether the next sync of the model, holding `fields`, must start from the start: there was none, the fields
+        /// changed, or the last full sync is older than `interval`.
+        static func needsFullSync(_ state: SyncState?, fields: [String], now: Int64, interval: Duration) -> Bool {
+            guard let state, state.fields == fields else { return true }
+            return now - state.fullSyncAt >= interval.components.seconds * 1000
+        }
     }
 
     func syncState(user: String, model: String) throws(KizunaError) -> SyncState? {
@@ -27,7 +36,9 @@ struct RecordStore: Sendable {
             guard let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM syncs WHERE userId = ? AND model = ?", arguments: [user, model])
             else { return nil }
             let fields: String = row["fields"]
-            return SyncState(fields: fields.split(separator: " ").map(String.init), lastSeq: row["lastSeq"], generation: row["generation"])
+            return SyncState(
+                fields: fields.split(separator: " ").map(String.init), lastSeq: row["lastSeq"], generation: row["generation"],
+                fullSyncAt: row["fullSyncAt"])
         }
     }
 
@@ -72,12 +83,14 @@ struct RecordStore: Sendable {
     /// model it did not see (another generation), tombstones included.
     func finishSync(user: String, model: String, state: SyncState, full: Bool) async throws(KizunaError) {
         try await write { db in
+            // An incremental sync keeps the full sync's time.
             try db.execute(
                 sql: """
-                    INSERT INTO syncs (userId, model, fields, lastSeq, generation) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (userId, model) DO UPDATE SET fields = excluded.fields, lastSeq = excluded.lastSeq, generation = excluded.generation
+                    INSERT INTO syncs (userId, model, fields, lastSeq, generation, fullSyncAt) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (userId, model) DO UPDATE SET fields = excluded.fields, lastSeq = excluded.lastSeq,
+                        generation = excluded.generation, fullSyncAt = CASE WHEN ? THEN excluded.fullSyncAt ELSE syncs.fullSyncAt END
                     """,
-                arguments: [user, model, state.fields.joined(separator: " "), state.lastSeq, state.generation])
+                arguments: [user, model, state.fields.joined(separator: " "), state.lastSeq, state.generation, state.fullSyncAt, full])
             if full {
                 try db.execute(
                     sql: "DELETE FROM records WHERE userId = ? AND model = ? AND generation <> ?", arguments: [user, model, state.generation])
