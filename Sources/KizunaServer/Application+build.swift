@@ -117,7 +117,8 @@ struct ServerParts {
         PublishingController(
             documents: documents, live: live, dataSchemas: dataSchemas, apps: appRepository, retention: configuration.documentRetention
         ).addRoutes(to: admin)
-        DeviceController(live: live, limiter: InstallRateLimiter(limit: configuration.deviceRateLimit)).addRoutes(to: v1)
+        let installLimiter = InstallRateLimiter(limit: configuration.deviceRateLimit)
+        DeviceController(live: live, limiter: installLimiter).addRoutes(to: v1)
         APIKeysController(keys: apiKeys).addAdminRoutes(to: admin)
         EventStreamController(feed: feed, live: live, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
@@ -131,6 +132,8 @@ struct ServerParts {
             throttle: SignInThrottle(repository: SignInThrottleSQLRepository(database: database), policy: configuration.signInThrottle),
             logger: logger)
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
+        PushDevicesController(devices: PushDeviceRepository(database: database), apps: appRepository, accounts: accounts, limiter: installLimiter)
+            .addRoutes(to: v1)
         UsersController(accounts: accounts, groups: userGroups, web: web).addRoutes(to: admin)
         let graphQL = GraphQLExecutor(limits: configuration.graphQLLimits)
         let callers = DataCallers(accounts: accounts, groups: userGroups, keys: apiKeys)

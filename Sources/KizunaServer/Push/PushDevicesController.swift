@@ -1,0 +1,66 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KizunaCore
+
+/// The push registry's device routes: an install registers its APNs token (as the signed-in user, when it sends a
+/// session), and unregisters it. No admin token: like `config:fetch`, they are called by the app itself, throttled per
+/// install.
+struct PushDevicesController: Sendable {
+    let devices: PushDeviceRepository
+    let apps: any AppRepository
+    let accounts: AccountService
+    let limiter: InstallRateLimiter
+
+    func addRoutes(to v1: RouterGroup<KizunaRequestContext>) {
+        v1.post("/apps/{app}/push/devices", use: register)
+        v1.delete("/apps/{app}/push/devices/{install}", use: unregister)
+    }
+
+    /// Registers the install's token; answers the registration as stored (the token normalized).
+    @Sendable func register(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let app = try await knownApp(context)
+        let registration = try await request.decode(as: PushRegistration.self, context: context)
+        try Self.validate(registration)
+        try limiter.take("\(app)/\(registration.installId)")
+        let token = try APNsDeviceToken(parsing: registration.token)
+        // A session, when sent, must be valid: a token linked to the wrong account would push another's messages.
+        var userId: String?
+        if let bearer = request.bearerToken { userId = try await accounts.authenticate(bearer).account.id }
+        return try .json(try await devices.register(app: app, registration, token: token, userId: userId))
+    }
+
+    /// Removes the install from the registry: no more pushes to it.
+    @Sendable func unregister(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let app = try await knownApp(context)
+        let install = try context.parameters.require("install")
+        try limiter.take("\(app)/\(install)")
+        guard try await devices.unregister(app: app, installId: install) else {
+            throw KizunaError(.notFound, "No install '\(install)' is registered for push in app '\(app)'.", field: "install")
+        }
+        return Response(status: .noContent)
+    }
+
+    private func knownApp(_ context: KizunaRequestContext) async throws -> String {
+        let app = try context.parameters.require("app")
+        guard try await apps.find(id: app) != nil else { throw KizunaError(.notFound, "No app '\(app)'.", field: "app") }
+        return app
+    }
+
+    /// The fields besides the token, each within what a device sends.
+    static func validate(_ registration: PushRegistration) throws(KizunaError) {
+        func check(_ value: String?, _ field: String, max: Int, required: Bool = false) throws(KizunaError) {
+            if let value, value.isEmpty || value.count > max {
+                throw KizunaError(.validationFailed, "\(field) must be 1 to \(max) characters.", field: field)
+            }
+            if required, value == nil { throw KizunaError(.validationFailed, "\(field) is required.", field: field) }
+        }
+        try check(registration.installId, "installId", max: 128, required: true)
+        try check(registration.appVersion, "appVersion", max: 64)
+        try check(registration.locale, "locale", max: 35)
+        try check(registration.timeZone, "timeZone", max: 64)
+        if let zone = registration.timeZone, TimeZone(identifier: zone) == nil {
+            throw KizunaError(.validationFailed, "timeZone '\(zone)' is not an IANA time zone, such as Asia/Tokyo.", field: "timeZone")
+        }
+    }
+}
