@@ -38,6 +38,8 @@ public struct KizunaApp: Sendable {
     let outbox: Outbox
     /// The data API's offline cache (``DataClient/observe(_:)``), in the same database.
     let cache: DataCache
+    /// The push registration (``push``).
+    let pushRegistry: Push
 
     /// Creates the connection and, on first use, the install id.
     /// - Parameters:
@@ -100,6 +102,7 @@ public struct KizunaApp: Sendable {
             try await DataClient.execute(document, variables: variables, operationName: "KizunaOutbox", http: http, path: graphQL, apiKey: nil)
         }
         cache = DataCache(database: database, outbox: outbox, auth: auth)
+        pushRegistry = Push(http: http, path: path, files: files, device: device, auth: auth)
     }
 
     /// The deadline for each request.

@@ -45,6 +45,11 @@ struct FileStore: Sendable {
         try AtomicFile.replace(url(name), with: data)
     }
 
+    /// Removes a file; one that is not there is no error.
+    func remove(_ name: String) {
+        try? FileManager.default.removeItem(at: url(name))
+    }
+
     private func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
 
     private static let encoder = WireFormat.canonicalEncoder()
