@@ -84,4 +84,35 @@ struct PushDevicesTests {
             #expect(try await Self.stored(server, "new-phone") == nil)
         }
     }
+
+    @Test(arguments: TestBackend.available)
+    func signingOutUnlinksTheUserFromThatInstallOnly(_ backend: TestBackend) async throws {
+        try await withTestServer(backend) { server in
+            _ = try await server.send(.post, "/v1/admin/apps", json: HTTPTests.app)
+            func session(_ route: String, install: String) async throws -> SessionGrant {
+                let device = #""device":{"appId":"my-app","installId":"\#(install)"}"#
+                return try await server.send(
+                    .post, "/v1/auth/\(route)", json: #"{"identifier":"mio@example.com","password":"correct horse battery",\#(device)}"#,
+                    authorized: false
+                ).decode(SessionGrant.self)
+            }
+            let phone = try await session("sign-up", install: "phone")
+            let tablet = try await session("sign-in", install: "tablet")
+            let other = String(repeating: "ab", count: 32)
+            _ = try await Self.register(server, install: "phone", token: Self.hex, session: phone.session.accessToken)
+            _ = try await Self.register(server, install: "tablet", token: other, session: tablet.session.accessToken)
+
+            var headers: HTTPFields = [:]
+            headers[.authorization] = "Bearer \(phone.session.accessToken)"
+            #expect(try await server.send(.post, "/v1/auth/sign-out", headers: headers, authorized: false).status.kind == .successful)
+            #expect(try await Self.stored(server, "phone")?.userId == nil)
+            #expect(try await Self.stored(server, "phone")?.token == Self.hex)  // still registered, as nobody
+            #expect(try await Self.stored(server, "tablet")?.userId == phone.account.id)
+
+            // Everywhere: the tablet too.
+            headers[.authorization] = "Bearer \(tablet.session.accessToken)"
+            _ = try await server.send(.post, "/v1/auth/sign-out", json: #"{"everywhere":true}"#, headers: headers, authorized: false)
+            #expect(try await Self.stored(server, "tablet")?.userId == nil)
+        }
+    }
 }

@@ -45,6 +45,7 @@ extension AccountSQLRepository {
                 try await db.select().column("id").from("sessions").where("id", .equal, SQLBind(id)).where("user_id", .equal, SQLBind(userId)).first()
                     != nil
             else { return false }
+            try await PushDeviceRepository.unlink(userId: userId, signingOut: .session(id), on: db)
             try await db.delete(from: "sessions").where("id", .equal, SQLBind(id)).run()
             try await SessionEvents.ended(userId: userId, on: db)
             return true
@@ -53,6 +54,7 @@ extension AccountSQLRepository {
 
     func deleteSessions(of userId: String, keeping: String?) async throws {
         try await endingSessions { db in
+            try await PushDeviceRepository.unlink(userId: userId, signingOut: .allBut(keeping), on: db)
             let query = db.delete(from: "sessions").where("user_id", .equal, SQLBind(userId))
             if let keeping { query.where("id", .notEqual, SQLBind(keeping)) }
             try await query.run()

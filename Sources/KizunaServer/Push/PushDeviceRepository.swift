@@ -50,6 +50,38 @@ struct PushDeviceRepository: Sendable {
         ).first().map(Self.device)
     }
 
+    /// Which sessions a sign-out ends.
+    enum SigningOut: Sendable {
+        /// One session.
+        case session(String)
+        /// Every session of the account but this one (if any).
+        case allBut(String?)
+    }
+
+    /// Unlinks `userId` from the installs whose sessions are signing out, in the sign-out's transaction (before the
+    /// sessions go): a token stays registered, as nobody, until its app registers it as someone again.
+    static func unlink(userId: String, signingOut: SigningOut, on db: any SQLDatabase) async throws {
+        let sameInstall: SQLQueryString = """
+            s.app_id = push_devices.app_id AND s.install_id = push_devices.install_id
+            """
+        switch signingOut {
+        case .session(let id):
+            try await db.raw(
+                """
+                UPDATE push_devices SET user_id = NULL WHERE user_id = \(bind: userId) \
+                AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = \(bind: id) AND \(sameInstall))
+                """
+            ).run()
+        case .allBut(let keeping):
+            try await db.raw(
+                """
+                UPDATE push_devices SET user_id = NULL WHERE user_id = \(bind: userId) \
+                AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = \(bind: keeping ?? "") AND \(sameInstall))
+                """
+            ).run()
+        }
+    }
+
     private static func device(_ row: any SQLRow) throws -> PushDevice {
         let environment = try row.decode(column: "environment", as: String.self)
         return PushDevice(
