@@ -90,6 +90,11 @@ struct GeneratedOperationsTests {
             + #""updatedAt": "2026-11-26T00:00:00.000Z", "_version": 1}"#
         let programme = try WireFormat.decoder().decode(Programme.self, from: Data(json.utf8))
         #expect(programme.genre == .film && programme.startsAt == starts)
+        // A genre added to the schema after this code was generated: decoded, and sent back as it came.
+        let newer = json.replacingOccurrences(of: #""genre": "FILM""#, with: #""genre": "DOCUMENTARY""#)
+        let documentary = try WireFormat.decoder().decode(Programme.self, from: Data(newer.utf8))
+        #expect(documentary.genre == .unknown("DOCUMENTARY") && documentary.genre?.graphQLValue == "DOCUMENTARY")
+        #expect(Genre(rawValue: "FILM") == .film && Genre.allCases.count == 6)
     }
 
     @Test func aSendShowsAtOnceInALiveQueryOfTheGeneratedModel() async throws {

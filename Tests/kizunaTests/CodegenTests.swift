@@ -85,8 +85,8 @@ struct CodegenTests {
         let selfish = try DataSchema(sdl: "type Note @model { self: String }")
         #expect { try SwiftCodegen(selfish, source: "schema.graphql").files() } throws: { ($0 as? KizunaError)?.field == "Note.self" }
         #expect(
-            SwiftCodegen.caseNames(["HAPPY", "happy", "IN_PROGRESS", "RAW_VALUE", "ALL_CASES"]) == [
-                "HAPPY", "happy", "inProgress", "RAW_VALUE", "ALL_CASES",
+            SwiftCodegen.caseNames(["HAPPY", "happy", "IN_PROGRESS", "RAW_VALUE", "ALL_CASES", "UNKNOWN"]) == [
+                "HAPPY", "happy", "inProgress", "RAW_VALUE", "ALL_CASES", "UNKNOWN",
             ])
     }
 

@@ -5,14 +5,51 @@ import Foundation
 import KizunaClient
 import KizunaCore
 
-/// The schema's `Genre`: each case's raw value is the value's name.
-public enum Genre: String, Codable, Sendable, Hashable, CaseIterable, GraphQLInputValue {
-    case news = "NEWS"
-    case drama = "DRAMA"
-    case film = "FILM"
-    case music = "MUSIC"
-    case quiz = "QUIZ"
-    case cooking = "COOKING"
+/// The schema's `Genre`; a value added to the schema after this code was generated is `unknown`.
+public enum Genre: RawRepresentable, Codable, Sendable, Hashable, CaseIterable, GraphQLInputValue {
+    case news
+    case drama
+    case film
+    case music
+    case quiz
+    case cooking
+    /// A value this code does not know, as the server sent it.
+    case unknown(String)
+
+    public static let allCases: [Genre] = [.news, .drama, .film, .music, .quiz, .cooking]
+
+    public init(rawValue: String) {
+        switch rawValue {
+        case "NEWS": self = .news
+        case "DRAMA": self = .drama
+        case "FILM": self = .film
+        case "MUSIC": self = .music
+        case "QUIZ": self = .quiz
+        case "COOKING": self = .cooking
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    public var rawValue: String {
+        switch self {
+        case .news: "NEWS"
+        case .drama: "DRAMA"
+        case .film: "FILM"
+        case .music: "MUSIC"
+        case .quiz: "QUIZ"
+        case .cooking: "COOKING"
+        case .unknown(let value): value
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
 }
 
 /// A `Channel` record: every stored field (relations are queried on their own).

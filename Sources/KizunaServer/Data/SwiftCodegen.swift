@@ -67,15 +67,7 @@ package struct SwiftCodegen {
 
     private func models() -> String {
         var out = SwiftWriter()
-        for enumeration in data.enums {
-            out.line("")
-            out.line("/// The schema's `\(enumeration.name)`: each case's raw value is the value's name.")
-            out.line("public enum \(enumeration.name): String, Codable, Sendable, Hashable, CaseIterable, GraphQLInputValue {")
-            for (value, name) in zip(enumeration.values, Self.caseNames(enumeration.values)) {
-                out.line("    case \(Self.identifier(name)) = \(Self.literal(value))")
-            }
-            out.line("}")
-        }
+        for enumeration in data.enums { enumType(enumeration, into: &out) }
         for model in data.models {
             let fields = model.fields
             out.line("")
@@ -93,6 +85,44 @@ package struct SwiftCodegen {
             out.line("}")
         }
         return out.text
+    }
+
+    /// An enum: a case per value, and `unknown` for a value added to the schema after the code was generated, so an
+    /// older build decodes a record that holds one instead of failing on it (and sends it back unchanged).
+    private func enumType(_ enumeration: DataEnum, into out: inout SwiftWriter) {
+        let cases = zip(enumeration.values, Self.caseNames(enumeration.values)).map { (value: $0, name: Self.identifier($1)) }
+        out.line("")
+        out.line("/// The schema's `\(enumeration.name)`; a value added to the schema after this code was generated is `unknown`.")
+        out.line("public enum \(enumeration.name): RawRepresentable, Codable, Sendable, Hashable, CaseIterable, GraphQLInputValue {")
+        for item in cases { out.line("    case \(item.name)") }
+        out.line("    /// A value this code does not know, as the server sent it.")
+        out.line("    case unknown(String)")
+        out.line("")
+        out.line("    public static let allCases: [\(enumeration.name)] = [\(cases.map { "." + $0.name }.joined(separator: ", "))]")
+        out.line("")
+        out.line("    public init(rawValue: String) {")
+        out.line("        switch rawValue {")
+        for item in cases { out.line("        case \(Self.literal(item.value)): self = .\(item.name)") }
+        out.line("        default: self = .unknown(rawValue)")
+        out.line("        }")
+        out.line("    }")
+        out.line("")
+        out.line("    public var rawValue: String {")
+        out.line("        switch self {")
+        for item in cases { out.line("        case .\(item.name): \(Self.literal(item.value))") }
+        out.line("        case .unknown(let value): value")
+        out.line("        }")
+        out.line("    }")
+        out.line("")
+        out.line("    public init(from decoder: any Decoder) throws {")
+        out.line("        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))")
+        out.line("    }")
+        out.line("")
+        out.line("    public func encode(to encoder: any Encoder) throws {")
+        out.line("        var container = encoder.singleValueContainer()")
+        out.line("        try container.encode(rawValue)")
+        out.line("    }")
+        out.line("}")
     }
 
     // MARK: Inputs
@@ -167,9 +197,10 @@ package struct SwiftCodegen {
     }
 
     /// Each value's case name, camel-cased (`IN_PROGRESS` → `inProgress`); a value whose camel-cased name another
-    /// value already took, or that an enum's own members have (`rawValue`, `allCases`), keeps its name as written.
+    /// value already took, or that an enum's own members have (`rawValue`, `allCases`, `unknown`), keeps its name as
+    /// written.
     static func caseNames(_ values: [String]) -> [String] {
-        var taken: Set<String> = ["rawValue", "allCases", "hashValue", "init"]
+        var taken: Set<String> = ["rawValue", "allCases", "hashValue", "init", "unknown"]
         return values.map { value in
             let camel = camelCase(value)
             let name = taken.contains(camel) || values.contains(camel) && camel != value ? value : camel

@@ -5,13 +5,51 @@ import Foundation
 import KizunaClient
 import KizunaCore
 
-/// The schema's `ChoreState`: each case's raw value is the value's name.
-public enum ChoreState: String, Codable, Sendable, Hashable, CaseIterable, GraphQLInputValue {
-    case HAPPY = "HAPPY"
-    case happy = "happy"
-    case inProgress = "IN_PROGRESS"
-    case RAW_VALUE = "RAW_VALUE"
-    case ALL_CASES = "ALL_CASES"
+/// The schema's `ChoreState`; a value added to the schema after this code was generated is `unknown`.
+public enum ChoreState: RawRepresentable, Codable, Sendable, Hashable, CaseIterable, GraphQLInputValue {
+    case HAPPY
+    case happy
+    case inProgress
+    case RAW_VALUE
+    case ALL_CASES
+    case UNKNOWN
+    /// A value this code does not know, as the server sent it.
+    case unknown(String)
+
+    public static let allCases: [ChoreState] = [.HAPPY, .happy, .inProgress, .RAW_VALUE, .ALL_CASES, .UNKNOWN]
+
+    public init(rawValue: String) {
+        switch rawValue {
+        case "HAPPY": self = .HAPPY
+        case "happy": self = .happy
+        case "IN_PROGRESS": self = .inProgress
+        case "RAW_VALUE": self = .RAW_VALUE
+        case "ALL_CASES": self = .ALL_CASES
+        case "UNKNOWN": self = .UNKNOWN
+        default: self = .unknown(rawValue)
+        }
+    }
+
+    public var rawValue: String {
+        switch self {
+        case .HAPPY: "HAPPY"
+        case .happy: "happy"
+        case .inProgress: "IN_PROGRESS"
+        case .RAW_VALUE: "RAW_VALUE"
+        case .ALL_CASES: "ALL_CASES"
+        case .UNKNOWN: "UNKNOWN"
+        case .unknown(let value): value
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
 }
 
 /// A `Chore` record: every stored field (relations are queried on their own).
