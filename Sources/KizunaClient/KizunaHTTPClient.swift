@@ -132,42 +132,32 @@ public struct KizunaHTTPClient: Sendable {
         return request
     }
 
-    /// Runs the request under the deadline: whichever ends first, the exchange or the timer, cancels the other.
+    /// Runs the request under the deadline: the first of the exchange, the timer and the caller's cancellation
+    /// decides.
     private func perform(_ request: URLRequest, what: String) async throws(KizunaError) -> (Data, HTTPURLResponse) {
         let session = session
         let timeout = timeout
+        let first = FirstOf<Result<(Data, URLResponse), any Error>?>()
+        let exchange = Task { () async -> Void in
+            do { first.offer(.success(try await session.data(for: request))) } catch { first.offer(.failure(error)) }
+        }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            first.offer(nil)
+        }
+        let outcome = await withTaskCancellationHandler {
+            await first.wait()
+        } onCancel: {
+            first.offer(.failure(CancellationError()))
+        }
+        timer.cancel()
         #if canImport(FoundationNetworking)
             // FoundationNetworking crashes the process ("Trying to access a behaviour for a task that in not in the
             // registry") when a task is cancelled while it is failing, as one through a refused connection does at
-            // once: there, the exchange is never cancelled. The caller stops waiting for it (deadline, cancellation),
-            // and it ends by itself within the request's own timeout.
-            let first = FirstOf<Result<(Data, URLResponse), any Error>?>()
-            Task { () async -> Void in
-                do { first.offer(.success(try await session.data(for: request))) } catch { first.offer(.failure(error)) }
-            }
-            let timer = Task {
-                try? await Task.sleep(for: timeout)
-                first.offer(nil)
-            }
-            let outcome = await withTaskCancellationHandler {
-                await first.wait()
-            } onCancel: {
-                first.offer(.failure(CancellationError()))
-            }
-            timer.cancel()
+            // once: there the exchange is left to end by itself, within the request's own timeout.
+            _ = exchange
         #else
-            let outcome: Result<(Data, URLResponse), any Error>? = await withTaskGroup(of: Result<(Data, URLResponse), any Error>?.self) { group in
-                group.addTask {
-                    do { return .success(try await session.data(for: request)) } catch { return .failure(error) }
-                }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return nil
-                }
-                let first = await group.next() ?? nil
-                group.cancelAll()
-                return first
-            }
+            exchange.cancel()
         #endif
         switch outcome {
         case nil:
@@ -213,5 +203,41 @@ extension Duration {
     var seconds: TimeInterval {
         let (seconds, attoseconds) = components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}
+
+/// The first of several values offered from anywhere, for one waiter: a race whose losers are ignored rather than
+/// cancelled.
+final class FirstOf<Value: Sendable>: Sendable {
+    private struct State {
+        var waiter: CheckedContinuation<Value, Never>?
+        var value: Value?
+        var decided = false
+    }
+
+    private let state = Locked(State())
+
+    /// The first value offered, now or when it comes.
+    func wait() async -> Value {
+        await withCheckedContinuation { waiter in
+            let ready = state.withLock { state -> Value? in
+                if let value = state.value { return value }
+                state.waiter = waiter
+                return nil
+            }
+            if let ready { waiter.resume(returning: ready) }
+        }
+    }
+
+    /// Offers a value; only the first counts.
+    func offer(_ value: Value) {
+        let waiter = state.withLock { state -> CheckedContinuation<Value, Never>? in
+            guard !state.decided else { return nil }
+            state.decided = true
+            state.value = value
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: value)
     }
 }

@@ -34,10 +34,17 @@ public enum WireFormat {
     }
 
     /// An ISO 8601 date and time, with or without fractional seconds.
-    public static func parseDate(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
+    package static func parseDate(_ text: String) -> Date? {
+        (try? wholeSeconds.parse(text)) ?? (try? dateTimeStyle.parse(text))
     }
+
+    /// A date as the data API writes a `DateTime`: ISO 8601 in UTC with milliseconds (`2026-11-23T09:00:00.250Z`),
+    /// on the server for every DateTime of every record, in the SDK for every one it sends.
+    package static func dateTimeText(_ date: Date) -> String {
+        date.formatted(dateTimeStyle)
+    }
+
+    // Format styles are values made once: these run for every date of every body.
+    private static let dateTimeStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let wholeSeconds = Date.ISO8601FormatStyle()
 }

@@ -167,7 +167,9 @@ struct DataSubscriptionTests {
                 }
             }
             var states = await data.connectionStates().makeAsyncIterator()
-            while let state = await states.next(), state != .connected {}
+            var reached: DataConnectionState?
+            while reached != .connected, let state = await states.next() { reached = state }
+            try #require(reached == .connected)
 
             // Signing in replaces the socket, opened as nobody, with one opened as the account; the subscription
             // resumes on it.
@@ -183,7 +185,9 @@ struct DataSubscriptionTests {
             var iterator = names.makeAsyncIterator()
             #expect(await iterator.next() == "One")
             listening.cancel()
-            while let state = await states.next(), state != .idle {}
+            reached = nil
+            while reached != .idle, let state = await states.next() { reached = state }
+            #expect(reached == .idle)
         }
     }
 }

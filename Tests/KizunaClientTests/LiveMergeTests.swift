@@ -44,8 +44,8 @@ struct LiveMergeTests {
         // A failed delete leaves the record, marked with the failure; a pending one hides it.
         #expect(entries[1].item?.id == "d2" && !entries[1].isLocal)
         // A create shows its input, stamped with when it was queued, until the server's copy arrives.
-        #expect(entries[2].isLocal && entries[2].record["createdAt"] == .string(LiveMerge.timestamp(Self.queued)))
-        #expect(LiveMerge.timestamp(Self.queued) == "2026-09-21T14:13:20.250Z")
+        #expect(entries[2].isLocal && entries[2].record["createdAt"] == .string(WireFormat.dateTimeText(Self.queued)))
+        #expect(WireFormat.dateTimeText(Self.queued) == "2026-09-21T14:13:20.250Z")
         // Once it has, the server's copy is shown, still marked while the item is unconfirmed.
         let arrived = LiveMerge.apply([items[0]], to: Self.rows + [Self.row("m3", "third", at: "2026-11-26T00:00:04.000Z")])
         #expect(arrived.last?.isLocal == false && arrived.last?.record["createdAt"] == "2026-11-26T00:00:04.000Z" && arrived.last?.item?.id == "c1")

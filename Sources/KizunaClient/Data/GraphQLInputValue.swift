@@ -29,7 +29,7 @@ extension JSONValue: GraphQLInputValue {
 
 extension Date: GraphQLInputValue {
     /// A `DateTime` as the server writes one: ISO 8601 in UTC, with milliseconds.
-    public var graphQLValue: JSONValue { .string(DateTimeText.string(from: self)) }
+    public var graphQLValue: JSONValue { .string(WireFormat.dateTimeText(self)) }
 }
 
 extension Array: GraphQLInputValue where Element: GraphQLInputValue {
@@ -111,19 +111,5 @@ extension DataClient {
         _ operation: GraphQLOperation<Value>
     ) -> AsyncThrowingStream<SubscriptionEvent<Value>, any Error> {
         subscribe(operation.document, variables: operation.variables, operationName: operation.operationName, field: operation.field, as: Value.self)
-    }
-}
-
-/// `DateTime` text: ISO 8601 in UTC with milliseconds, as the server writes it (`2026-11-23T09:00:00.250Z`).
-enum DateTimeText {
-    static func string(from date: Date) -> String {
-        formatter().string(from: date)
-    }
-
-    private static func formatter() -> ISO8601DateFormatter {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter
     }
 }

@@ -29,7 +29,8 @@ public actor Push {
     /// The last token and environment the app gave, to register again on an account change.
     private var current: (token: APNsDeviceToken, environment: APNsEnvironment)?
     private var following: Task<Void, Never>?
-    private var watchers: [AsyncStream<PushDevice>.Continuation] = []
+    private var watchers: [Int: AsyncStream<PushDevice>.Continuation] = [:]
+    private var counter = 0
     /// The registration under way, which the next one waits for.
     private var inFlight: Task<PushDevice, any Error>?
 
@@ -132,15 +133,22 @@ public actor Push {
         }
         let answered: PushDevice = try await http.send("POST", path + "/push/devices", body: registration)
         try files.write(Stored(registration: registration, userId: userId, device: answered), to: Self.file, format: 1)
-        for watcher in watchers { watcher.yield(answered) }
+        for watcher in watchers.values { watcher.yield(answered) }
         return answered
     }
 
     /// Each registration the server accepts from now on (tests await the ones an account change makes).
     func registrations() -> AsyncStream<PushDevice> {
+        counter += 1
+        let key = counter
         let (stream, continuation) = AsyncStream.makeStream(of: PushDevice.self)
-        watchers.append(continuation)
+        watchers[key] = continuation
+        continuation.onTermination = { _ in Task { await self.stopWatching(key) } }
         return stream
+    }
+
+    private func stopWatching(_ key: Int) {
+        watchers[key] = nil
     }
 
     /// Registers again at each sign-in or sign-out (the account now comes first: a change made before this task

@@ -6,7 +6,7 @@ import KizunaCore
 /// offline cache's records, in one file behind one `DatabaseQueue` (two queues on one file would each think they
 /// alone write it).
 ///
-/// Opened on first use, once per ``KizunaApp``. The file follows the SDK's storage rules: its schema is versioned by
+/// Opened once, on the first use by the outbox or the cache. The file follows the SDK's storage rules: its schema is versioned by
 /// GRDB's migrator, each migration in one transaction (a kill mid-migration leaves the previous version), and a file a
 /// newer SDK migrated further is refused (`store_too_new`) rather than read wrong.
 final class LocalDatabase: Sendable {

@@ -21,14 +21,7 @@ public struct APNsDeviceToken: Sendable, Hashable, CustomStringConvertible {
     /// The token whose bytes these are.
     /// - Throws: `validation_failed` (field `token`) when there are too few or too many.
     public init(bytes: some Collection<UInt8>) throws(KizunaError) {
-        let digits = Array("0123456789abcdef".utf8)
-        var hex = ""
-        hex.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            hex.unicodeScalars.append(Unicode.Scalar(digits[Int(byte >> 4)]))
-            hex.unicodeScalars.append(Unicode.Scalar(digits[Int(byte & 0x0f)]))
-        }
-        try self.init(hex: hex)
+        try self.init(hex: KizunaCore.hex(bytes))
     }
 
     /// Reads a token as an app sent it: hex, or the pre-iOS 13 `<…>` description.

@@ -94,13 +94,11 @@ package enum StoredValue: Sendable, Hashable {
         }
     }
 
-    /// Epoch milliseconds as the API writes every DateTime: ISO 8601 in UTC with milliseconds, the inverse of
-    /// ``epochMilliseconds(_:)``. One format style, made once: it runs for every DateTime of every record returned.
+    /// Epoch milliseconds as the API writes every DateTime (``WireFormat/dateTimeText(_:)``, the SDK's form too), the
+    /// inverse of ``epochMilliseconds(_:)``.
     package static func isoText(_ millis: Int64) -> String {
-        Date(timeIntervalSince1970: Double(millis) / 1000).formatted(isoStyle)
+        WireFormat.dateTimeText(EpochMillis.date(millis))
     }
-
-    private static let isoStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     /// Epoch milliseconds of an ISO 8601 date and time with a zone (`Z` or `±hh:mm`), with or without fractional
     /// seconds; `nil` for anything else. Digits beyond milliseconds are cut, as the column keeps milliseconds.

@@ -35,12 +35,9 @@ struct PushDeviceRepository: Sendable {
     /// Removes an install from the registry.
     /// - Returns: Whether it was there.
     func unregister(app: String, installId: String) async throws -> Bool {
-        try await database.transaction { db in
-            let rows = try await db.raw(
-                "DELETE FROM push_devices WHERE app_id = \(bind: app) AND install_id = \(bind: installId) RETURNING install_id"
-            ).all()
-            return !rows.isEmpty
-        }
+        try await !database.raw(
+            "DELETE FROM push_devices WHERE app_id = \(bind: app) AND install_id = \(bind: installId) RETURNING install_id"
+        ).all().isEmpty
     }
 
     /// The install's registration, if any.

@@ -19,11 +19,12 @@ struct PushDevicesController: Sendable {
 
     /// Registers the install's token; answers the registration as stored (the token normalized).
     @Sendable func register(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let app = try await knownApp(context)
+        let app = try context.parameters.path("app")
         let registration = try await request.decode(as: PushRegistration.self, context: context)
-        try Self.validate(registration)
         try limiter.take("\(app)/\(registration.installId)")
+        try Self.validate(registration)
         let token = try APNsDeviceToken(parsing: registration.token)
+        try await requireApp(app)
         // A session, when sent, must be valid: a token linked to the wrong account would push another's messages.
         var userId: String?
         if let bearer = request.bearerToken { userId = try await accounts.authenticate(bearer).account.id }
@@ -32,30 +33,28 @@ struct PushDevicesController: Sendable {
 
     /// Removes the install from the registry: no more pushes to it.
     @Sendable func unregister(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let app = try await knownApp(context)
-        let install = try context.parameters.require("install")
+        let app = try context.parameters.path("app")
+        let install = try context.parameters.path("install")
         try limiter.take("\(app)/\(install)")
+        try await requireApp(app)
         guard try await devices.unregister(app: app, installId: install) else {
             throw KizunaError(.notFound, "No install '\(install)' is registered for push in app '\(app)'.", field: "install")
         }
         return Response(status: .noContent)
     }
 
-    private func knownApp(_ context: KizunaRequestContext) async throws -> String {
-        let app = try context.parameters.require("app")
-        guard try await apps.find(id: app) != nil else { throw KizunaError(.notFound, "No app '\(app)'.", field: "app") }
-        return app
+    private func requireApp(_ app: String) async throws {
+        guard try await apps.find(id: app) != nil else { throw KizunaError.noSuchApp(app) }
     }
 
     /// The fields besides the token, each within what a device sends.
     static func validate(_ registration: PushRegistration) throws(KizunaError) {
-        func check(_ value: String?, _ field: String, max: Int, required: Bool = false) throws(KizunaError) {
+        func check(_ value: String?, _ field: String, max: Int) throws(KizunaError) {
             if let value, value.isEmpty || value.count > max {
                 throw KizunaError(.validationFailed, "\(field) must be 1 to \(max) characters.", field: field)
             }
-            if required, value == nil { throw KizunaError(.validationFailed, "\(field) is required.", field: field) }
         }
-        try check(registration.installId, "installId", max: 128, required: true)
+        try check(registration.installId, "installId", max: 128)
         try check(registration.appVersion, "appVersion", max: 64)
         try check(registration.locale, "locale", max: 35)
         try check(registration.timeZone, "timeZone", max: 64)

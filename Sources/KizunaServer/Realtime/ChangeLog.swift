@@ -1,4 +1,5 @@
 import Foundation
+import KizunaCore
 import SQLKit
 
 /// One row of the `changes` log: something clients can observe changed, in commit order.

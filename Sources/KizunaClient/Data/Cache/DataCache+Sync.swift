@@ -10,8 +10,8 @@ extension DataCache {
         var failures = 0
         while !Task.isCancelled {
             do {
-                let since = try await sync(model, user: user, client: client)
-                let delivered = try await follow(model, user: user, client: client, since: since)
+                let (since, fields) = try await sync(model, user: user, client: client)
+                let delivered = try await follow(model, user: user, client: client, since: since, fields: fields)
                 failures = delivered ? 0 : failures + 1
             } catch {
                 if Task.isCancelled || error is CancellationError { return }
@@ -25,12 +25,13 @@ extension DataCache {
         }
     }
 
-    /// Whether a later try may get past `error`: no answer, or one of the outbox's transient codes.
+    /// Whether a later try may get past `error`: no answer at all (as the outbox retries one), or a refusal with one
+    /// of the outbox's transient codes; an answer that does not decode is not.
     static func isTransient(_ error: any Error) -> Bool {
         switch error {
-        case let error as DataError:
-            if case .decoding = error { return false }
-            return OutboxPolicy.transient.contains(error.code)
+        case DataError.transport: return true
+        case DataError.decoding: return false
+        case let error as DataError: return OutboxPolicy.transient.contains(error.code)
         case let error as KizunaError: return OutboxPolicy.transient.contains(error.code)
         default: return false
         }
@@ -39,13 +40,13 @@ extension DataCache {
     /// Brings the copy of `model` up to the server's change log: from the last sync's position, or from the start when
     /// there was none, the model's fields changed, the last full sync is older than ``fullSyncInterval``, or the
     /// server answers `sync_expired`.
-    /// - Returns: The seq the subscriptions resume after.
-    func sync(_ model: String, user: String, client: DataClient) async throws -> String {
+    /// - Returns: The seq the subscriptions resume after, and the fields the copy holds.
+    func sync(_ model: String, user: String, client: DataClient) async throws -> (since: Int64, fields: [String]) {
         guard let store else { throw KizunaError(.internalError, "The offline cache is not open.") }
         let names = ClientNames(model: model)
         let state = try store.syncState(user: user, model: model)
         let fields = try await Self.fields(of: model, client: client, stored: state?.fields)
-        var full = RecordStore.SyncState.needsFullSync(state, fields: fields, now: EpochClock.now, interval: fullSyncInterval)
+        var full = RecordStore.SyncState.needsFullSync(state, fields: fields, now: EpochMillis.now, interval: fullSyncInterval)
         var generation = (state?.generation ?? 0) + (full ? 1 : 0)
         var since = full ? nil : state?.lastSeq
         var nextToken: String?
@@ -82,10 +83,10 @@ extension DataCache {
             nextToken = page["nextToken"]?.stringValue
             guard nextToken == nil else { continue }
             try checkCurrent(user)
-            let finished = RecordStore.SyncState(fields: fields, lastSeq: lastSeq, generation: generation, fullSyncAt: EpochClock.now)
+            let finished = RecordStore.SyncState(fields: fields, lastSeq: lastSeq, generation: generation, fullSyncAt: EpochMillis.now)
             try await store.finishSync(user: user, model: model, state: finished, full: full)
             if full { self.written([:], model: model, user: user) }
-            return String(seq)
+            return (seq, fields)
         }
     }
 
@@ -93,16 +94,16 @@ extension DataCache {
     /// resume (a sync is due).
     /// - Returns: Whether any change was delivered.
     /// - Throws: What ended a subscription; `unavailable` when the server completed one.
-    func follow(_ model: String, user: String, client: DataClient, since: String) async throws -> Bool {
+    func follow(_ model: String, user: String, client: DataClient, since: Int64, fields: [String]) async throws -> Bool {
         let names = ClientNames(model: model)
-        guard let state = try store?.syncState(user: user, model: model) else { return false }
-        let selection = state.fields.joined(separator: " ")
+        let selection = fields.joined(separator: " ")
         let delivered = Locked(false)
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for field in [names.onCreate, names.onUpdate, names.onDelete] {
                 let document = "subscription KizunaCache($since: String) { \(field)(since: $since) { \(selection) } }"
                 group.addTask {
-                    for try await event in client.subscribe(document, variables: ["since": .string(since)], field: field, as: JSONValue.self) {
+                    for try await event in client.subscribe(document, variables: ["since": .string(String(since))], field: field, as: JSONValue.self)
+                    {
                         switch event {
                         case .resync: return true
                         case .value(let record, let seq):
@@ -135,11 +136,6 @@ extension DataCache {
     /// longer the one signed in.
     private func checkCurrent(_ user: String) throws {
         if Task.isCancelled || user != self.user { throw CancellationError() }
-    }
-
-    /// Epoch milliseconds now.
-    enum EpochClock {
-        static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
     }
 
     /// The seq of a `lastSeq` (`"<seq>:<time>"`).

@@ -6,10 +6,10 @@ import KizunaCore
 /// server can be reached.
 ///
 /// For each model a live query watches, the cache syncs (`syncXs`, from the last sync's `lastSeq`, or from the start
-/// the first time, when the model's fields changed, or when the server's tombstones no longer go back that far), then
-/// follows the model's `onCreate`, `onUpdate` and `onDelete` subscriptions from that position, and syncs again
-/// whenever they cannot resume. The outbox's items not yet confirmed are applied on top ( ``LiveMerge``), so a send
-/// shows at once, offline too.
+/// the first time, when the model's fields changed, when the last full sync is older than ``fullSyncInterval``, or
+/// when the server's tombstones no longer go back that far), then follows the model's `onCreate`, `onUpdate` and
+/// `onDelete` subscriptions from that position, and syncs again whenever they cannot resume. The outbox's items not
+/// yet confirmed are applied on top (``LiveMerge``), so a send shows at once, offline too.
 actor DataCache {
     /// A live query registered with the cache.
     struct Observer {

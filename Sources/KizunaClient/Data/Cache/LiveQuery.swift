@@ -131,17 +131,12 @@ enum LiveMerge {
     /// generated model type, which requires them, decodes it.
     static func created(_ item: OutboxItem) -> [String: JSONValue] {
         var record = item.mutation.input
-        let queued = JSONValue.string(timestamp(item.queuedAt))
+        let queued = JSONValue.string(WireFormat.dateTimeText(item.queuedAt))
         if record["createdAt"] == nil { record["createdAt"] = queued }
         if record["updatedAt"] == nil { record["updatedAt"] = queued }
         if record["_deleted"] == nil { record["_deleted"] = .bool(false) }
         if record["_version"] == nil { record["_version"] = 0 }  // none yet: the server's first is 1
         return record
-    }
-
-    /// A time as the server writes a `DateTime`.
-    static func timestamp(_ date: Date) -> String {
-        DateTimeText.string(from: date)
     }
 
     /// Whether `record` holds every value of `matching`.

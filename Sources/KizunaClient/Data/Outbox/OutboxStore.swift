@@ -7,7 +7,11 @@ import KizunaCore
 /// Every state change is one statement, so a kill leaves each item either before or after it; an item found `sending`
 /// at open was on the wire when the app stopped, and is sent again with its id.
 struct OutboxStore: Sendable {
-    let database: DatabaseQueue
+    private let database: DatabaseQueue
+
+    init(database: DatabaseQueue) {
+        self.database = database
+    }
 
     /// The row an item is kept in; `userId` is who queued it (`nil`: nobody signed in).
     struct Row: Sendable, Hashable {
@@ -37,7 +41,7 @@ struct OutboxStore: Sendable {
                 defer { try? db.execute(sql: "PRAGMA synchronous = NORMAL") }
                 try db.execute(
                     sql: "INSERT INTO outbox (id, mutation, userId, state, attempts, queuedAt) VALUES (?, ?, ?, 'pending', 0, ?)",
-                    arguments: [item.id, mutation, userId, Int64(item.queuedAt.timeIntervalSince1970 * 1000)])
+                    arguments: [item.id, mutation, userId, EpochMillis.from(item.queuedAt)])
                 return db.lastInsertedRowID
             }
         }
@@ -95,7 +99,7 @@ struct OutboxStore: Sendable {
         let queuedAt: Int64 = row["queuedAt"]
         let item = OutboxItem(
             id: id, mutation: mutation, state: state, attempts: row["attempts"], current: current,
-            queuedAt: Date(timeIntervalSince1970: Double(queuedAt) / 1000))
+            queuedAt: EpochMillis.date(queuedAt))
         return Row(seq: row["seq"], item: item, userId: row["userId"])
     }
 
