@@ -62,10 +62,12 @@ public actor Auth {
             return cached
         }
         set {
-            let before = loaded ? cached?.account : nil
+            // Who was signed in, read from the store if nothing read it yet; a change is another account (or none),
+            // never the same account's refreshed session with its details written again.
+            let before = stored?.account.id
             cached = newValue
             loaded = true
-            if newValue?.account != before {
+            if newValue?.account.id != before {
                 for watcher in accountWatchers.values { watcher.yield(newValue?.account) }
             }
         }
