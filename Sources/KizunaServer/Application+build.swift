@@ -39,11 +39,14 @@ struct ServerParts {
     init(configuration: KizunaConfiguration) async throws {
         MetricsExporter.bootstrap()
         self.configuration = configuration
-        var logger = Logger(label: "kizuna")
-        logger.logLevel = configuration.logLevel
+        func makeLogger(_ label: String) -> Logger {
+            var logger = configuration.logHandler.map { factory in Logger(label: label, factory: factory) } ?? Logger(label: label)
+            logger.logLevel = configuration.logLevel
+            return logger
+        }
+        let logger = makeLogger("kizuna")
         self.logger = logger
-        var databaseLogger = Logger(label: "kizuna.db")
-        databaseLogger.logLevel = configuration.logLevel
+        let databaseLogger = makeLogger("kizuna.db")
         if case .sqlite(let path) = configuration.database {
             // Taken before the store is opened, so the second server touches nothing.
             try KizunaDatabase.prepareSQLiteFile(path, logger: nil)  // the store warns when it opens

@@ -65,6 +65,9 @@ public struct KizunaConfiguration: Sendable {
     package var graphQLWSMaxMessageBytes: Int { graphQLWS.maxMessageBytes ?? maxBodySize }
     /// The migration steps to apply; Kizuna's own unless a test supplies others.
     package var migrations: [MigrationStep]
+    /// Where the server's loggers write (by label); the process's logging system when `nil`. Tests keep what a server
+    /// logged, to say where it stalled.
+    package var logHandler: (@Sendable (String) -> any LogHandler)?
 
     /// The web settings in force: ``web``, or those derived from ``host``.
     public var effectiveWeb: WebSettings { web ?? .derived(host: host, publicURL: nil) }

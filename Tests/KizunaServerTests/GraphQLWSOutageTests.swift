@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import KizunaCore
 import KizunaTestSupport
+import Logging
 import NIOCore
 import Synchronization
 import Testing
@@ -41,6 +42,8 @@ struct GraphQLWSOutageTests {
         let configure: @Sendable (inout KizunaConfiguration) -> Void = { configuration in
             configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
             configuration.changePollInterval = .seconds(3600)  // LISTEN/NOTIFY and its reconnection alone
+            configuration.logLevel = .debug  // what the servers did, in the message should the deadline pass
+            configuration.logHandler = step.logHandler
             if case .postgres(_, let schema) = configuration.database { configuration.database = .postgres(url: proxyURL, schema: schema) }
         }
         try await withTestServers(backend, configure: configure) { a, b in

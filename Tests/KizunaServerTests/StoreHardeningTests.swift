@@ -102,7 +102,8 @@ struct StoreHardeningTests {
             guard case .postgres(_, let schema) = store.location else { return }
             let location = DatabaseLocation.postgres(url: proxyURL, schema: schema)
             let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
-            let configuration = KizunaConfiguration(port: 0, database: location, logLevel: .critical) { announce.yield($0) }
+            var configuration = KizunaConfiguration(port: 0, database: location, logLevel: .debug) { announce.yield($0) }
+            configuration.logHandler = step.logHandler  // what the server did, in the message should the deadline pass
             let parts = try await ServerParts(configuration: configuration)
             let readiness = parts.readiness
             try await parts.application().test(.live) { client in

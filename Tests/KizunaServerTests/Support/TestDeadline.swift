@@ -1,10 +1,30 @@
+import Foundation
 import KizunaTestSupport
+import Logging
 import Synchronization
 import Testing
 
-/// The step a long test has reached, for the message its deadline fails with.
+/// The step a long test has reached, and what its servers logged lately, for the message its deadline fails with.
 final class TestStep: Sendable {
     private let value = Mutex("starting")
+    /// What the servers given ``logHandler`` logged: warnings and worse, and the service lifecycle (which service a
+    /// shutdown waits on), the last 60 lines.
+    private let lines = Mutex<[String]>([])
+
+    /// Keeps what a server logs for the failure message; give it to ``KizunaConfiguration/logHandler`` with the log
+    /// level at `.debug`.
+    var logHandler: @Sendable (String) -> any LogHandler {
+        { label in StepLogHandler(label: label, step: self) }
+    }
+
+    fileprivate func record(_ line: String) {
+        lines.withLock { lines in
+            lines.append(line)
+            if lines.count > 60 { lines.removeFirst(lines.count - 60) }
+        }
+    }
+
+    var recentLog: [String] { lines.withLock { $0 } }
 
     func reached(_ step: String) {
         value.withLock { $0 = step }
@@ -38,8 +58,31 @@ private func runWithDeadline(_ limit: Duration, _ body: @escaping @Sendable (Tes
     let result = await first.next() ?? nil
     deadline.cancel()
     guard let result else {
-        Issue.record("No end after \(limit); the last step reached: \(step.current)")
+        let log = step.recentLog
+        let logged = log.isEmpty ? "" : "; the servers logged last:\n" + log.joined(separator: "\n")
+        Issue.record("No end after \(limit); the last step reached: \(step.current)\(logged)")
         return
     }
     try result.get()
+}
+
+/// A ``TestStep``'s log handler: warnings and worse, and ServiceLifecycle's steps.
+private struct StepLogHandler: LogHandler {
+    let label: String
+    let step: TestStep
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .debug
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        guard event.level >= .warning || event.source == "ServiceLifecycle" else { return }
+        // A service is named by its type: the rest of its description is its state, which can run to pages.
+        let service = event.metadata?["sl-service"].map { value in " service=" + String("\(value)".prefix { $0 != "(" }) } ?? ""
+        let time = Date().formatted(.iso8601.time(includingFractionalSeconds: true))
+        step.record("\(time) \(event.level) \(label): \(event.message)\(service)")
+    }
 }
