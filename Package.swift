@@ -17,6 +17,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        // Tests only: the certificate of the local APNs server.
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
@@ -24,6 +27,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
+        // Tests only: the local APNs server speaks HTTP/2 over TLS, as APNs does.
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.30.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.29.0"),
         .package(url: "https://github.com/GraphQLSwift/GraphQL.git", from: "4.3.0"),
         // The SDK's local store (the outbox, the offline cache): SQLite as iOS teams use it. The system's SQLite on
         // Linux (libsqlite3-dev), the OS's on Apple platforms.
@@ -33,10 +39,14 @@ let package = Package(
         // The SDK's WebSocket client on Linux, where FoundationNetworking has no URLSessionWebSocketTask.
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
+        // The APNs sender: HTTP/2 over TLS, one multiplexed connection per app and environment.
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.26.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         // Tests only: child processes (the kizuna binary, the Python outside clients) without Foundation's Process.
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
         .package(url: "https://github.com/vapor/async-kit.git", from: "1.20.0"),
+        // APNs provider tokens: ES256 JWTs.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.14.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.25.0"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.32.0"),
@@ -52,6 +62,7 @@ let package = Package(
             name: "KizunaServer",
             dependencies: [
                 "KizunaCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "AsyncKit", package: "async-kit"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -61,10 +72,12 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -134,10 +147,20 @@ let package = Package(
             path: "Examples/Chat/Sources",
             swiftSettings: swiftSettings
         ),
-        // What several test targets share: a TCP proxy that takes a peer away and gives it back.
+        // What several test targets share: a TCP proxy that takes a peer away and gives it back, and a local APNs.
         .target(
             name: "KizunaTestSupport",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
             path: "Tests/Support",
             swiftSettings: swiftSettings
         ),

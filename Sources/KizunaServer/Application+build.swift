@@ -32,6 +32,8 @@ struct ServerParts {
     let sweeper: TombstoneSweeper
     /// Builds indexes and fills defaults that data schema publishes leave for later.
     let jobs: DataJobRunner
+    /// Sends push jobs to APNs.
+    let pushSender: PushSender
     let configuration: KizunaConfiguration
     /// Held while an SQLite store is served, so a second server on the same data directory is refused.
     let storeLock: StoreLock?
@@ -135,8 +137,18 @@ struct ServerParts {
             throttle: SignInThrottle(repository: SignInThrottleSQLRepository(database: database), policy: configuration.signInThrottle),
             logger: logger)
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
-        PushDevicesController(devices: PushDeviceRepository(database: database), apps: appRepository, accounts: accounts, limiter: installLimiter)
-            .addRoutes(to: v1)
+        let pushDevices = PushDeviceRepository(database: database)
+        PushDevicesController(devices: pushDevices, apps: appRepository, accounts: accounts, limiter: installLimiter).addRoutes(to: v1)
+        let pushCredentials = PushCredentialStore(database: database, secretKey: SecretKeySource(configuration.secretKeyOrigin))
+        let pushJobs = PushJobStore(database: database)
+        let pushSender = PushSender(
+            jobs: pushJobs, credentials: pushCredentials,
+            client: try APNsClient(
+                settings: configuration.push, tokens: APNsProviderTokens(now: { [now = configuration.push.now] in EpochMillis.date(now()) })),
+            readiness: readiness, logger: logger)
+        self.pushSender = pushSender
+        PushAdminController(credentials: pushCredentials, devices: pushDevices, jobs: pushJobs, sender: pushSender, apps: appRepository)
+            .addRoutes(to: admin)
         UsersController(accounts: accounts, groups: userGroups, web: web).addRoutes(to: admin)
         let graphQL = GraphQLExecutor(limits: configuration.graphQLLimits)
         let callers = DataCallers(accounts: accounts, groups: userGroups, keys: apiKeys)
@@ -180,8 +192,8 @@ extension ServerParts {
             router: router,
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
-            // Stopped in reverse order: the hub and the job runner stop before the feed does and the store closes.
-            services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper, hub],
+            // Stopped in reverse order: the push sender, the hub and the job runner stop before the feed does and the store closes.
+            services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper, hub, pushSender],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )

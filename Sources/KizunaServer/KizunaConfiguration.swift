@@ -1,6 +1,14 @@
 import Foundation
 import Logging
 
+/// Where the server's secret key comes from.
+public enum SecretKeySetting: Sendable, Hashable {
+    /// 64 hex digits or the base64 of 32 bytes (`KIZUNA_SECRET_KEY`).
+    case text(String)
+    /// A file of 32 bytes, created with random ones (mode 0600) when absent (`--secret-key-file`).
+    case file(String)
+}
+
 /// Everything `kizuna serve` can be told. The CLI fills it from flags, then `KIZUNA_*` variables, then defaults.
 public struct KizunaConfiguration: Sendable {
     /// Address to listen on.
@@ -60,6 +68,22 @@ public struct KizunaConfiguration: Sendable {
     package var dataJobs = DataJobSettings()
     /// Timers and limits of the data API's WebSocket (graphql-transport-ws) connections.
     package var graphQLWS = GraphQLWSSettings()
+    /// Where APNs is and how pushes are sent.
+    public var push = PushSettings()
+    /// The key secrets are sealed with at rest (APNs signing keys): `KIZUNA_SECRET_KEY`'s text or a key file. By
+    /// default `secret.key` in an SQLite store's data directory, created on first use; a PostgreSQL store has none
+    /// until given one (every instance sharing it needs the same).
+    public var secretKey: SecretKeySetting?
+
+    /// The source of the secret key, as ``secretKey`` and the store say.
+    var secretKeyOrigin: SecretKeySource.Origin {
+        switch (secretKey, database) {
+        case (.text(let text)?, _): .text(text)
+        case (.file(let path)?, _): .file(path)
+        case (nil, .sqlite(let path)): .file(((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent("secret.key"))
+        case (nil, .postgres): .unset
+        }
+    }
 
     /// The largest message a WebSocket client may send: ``GraphQLWSSettings/maxMessageBytes``, or the body limit.
     package var graphQLWSMaxMessageBytes: Int { graphQLWS.maxMessageBytes ?? maxBodySize }

@@ -125,8 +125,7 @@ public actor Push {
     private func sendIfChanged() async throws(KizunaError) -> PushDevice {
         guard let current else { throw KizunaError(.conflict, "No device token to register yet.", field: "deviceToken") }
         let registration = PushRegistration(
-            installId: device.installId ?? "", token: current.token.hex, environment: current.environment, appVersion: device.appVersion,
-            locale: device.locale, timeZone: TimeZone.current.identifier)
+            device: device, token: current.token.hex, environment: current.environment, timeZone: TimeZone.current.identifier)
         let userId = await auth.account?.id
         if let stored = files.read(Stored.self, from: Self.file, format: 1), stored.registration == registration, stored.userId == userId {
             return stored.device

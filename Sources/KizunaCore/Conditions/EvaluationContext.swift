@@ -31,4 +31,19 @@ public struct EvaluationContext: Sendable {
         attributes = device.attributes ?? [:]
         self.now = now
     }
+
+    /// The context of a device the server checked when it registered (a push registration): a version that is absent
+    /// or does not parse is left out, so conditions on it are false.
+    package init(registered device: DeviceContext, appId: String?, now: Date) {
+        appVersion = try? SemanticVersion(parsing: device.appVersion)
+        buildNumber = device.buildNumber.flatMap { try? BuildNumber(parsing: $0) }
+        osVersion = device.osVersion.flatMap { try? SemanticVersion(parsing: $0) }
+        platform = device.platform
+        self.appId = appId
+        locale = device.locale.map(LocaleTag.init)
+        country = device.country?.uppercased()
+        installId = device.installId
+        attributes = device.attributes ?? [:]
+        self.now = now
+    }
 }

@@ -56,8 +56,18 @@ struct PushDevicesController: Sendable {
         }
         try check(registration.installId, "installId", max: 128)
         try check(registration.appVersion, "appVersion", max: 64)
+        try check(registration.buildNumber, "buildNumber", max: 64)
+        try check(registration.osVersion, "osVersion", max: 64)
         try check(registration.locale, "locale", max: 35)
+        try check(registration.country, "country", max: 2)
         try check(registration.timeZone, "timeZone", max: 64)
+        if let attributes = registration.attributes, attributes.count > 64 || attributes.keys.contains(where: { $0.isEmpty || $0.count > 64 }) {
+            throw KizunaError(.validationFailed, "attributes may hold up to 64 names of 1 to 64 characters.", field: "attributes")
+        }
+        // The versions conditions compare must parse, as a config fetch's must.
+        let context = DeviceContext(
+            appVersion: registration.appVersion ?? "0", buildNumber: registration.buildNumber, osVersion: registration.osVersion)
+        _ = try EvaluationContext(device: context)
         if let zone = registration.timeZone, TimeZone(identifier: zone) == nil {
             throw KizunaError(.validationFailed, "timeZone '\(zone)' is not an IANA time zone, such as Asia/Tokyo.", field: "timeZone")
         }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KizunaCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -109,5 +110,40 @@ package struct SecretKey: Sendable {
             index = next
         }
         return bytes
+    }
+}
+
+/// Where the server's ``SecretKey`` comes from, read (and its file created) the first time a secret is sealed or
+/// opened, not at every start: a server that keeps no secret needs no key.
+package final class SecretKeySource: Sendable {
+    /// `KIZUNA_SECRET_KEY`'s text, or a file (created when absent), or neither (a PostgreSQL store without a key).
+    package enum Origin: Sendable, Hashable {
+        case text(String)
+        case file(String)
+        case unset
+    }
+
+    let origin: Origin
+    private let resolved = Mutex<SecretKey?>(nil)
+
+    package init(_ origin: Origin) { self.origin = origin }
+
+    /// The key: from ``origin``, read once.
+    /// - Throws: `validation_failed` when there is none (instances sharing a PostgreSQL store must share one), or when
+    ///   it is malformed.
+    package func key() throws(KizunaError) -> SecretKey {
+        if let key = resolved.withLock({ $0 }) { return key }
+        let key: SecretKey
+        switch origin {
+        case .text(let text): key = try SecretKey(text: text)
+        case .file(let path): key = try SecretKey.file(at: path)
+        case .unset:
+            throw KizunaError(
+                .validationFailed,
+                "This server has no secret key to keep secrets with: give every instance sharing the PostgreSQL store the same one, "
+                    + "as KIZUNA_SECRET_KEY (64 hex digits) or --secret-key-file.", field: "secretKey")
+        }
+        resolved.withLock { $0 = key }
+        return key
     }
 }

@@ -18,6 +18,8 @@ struct TestServer: Sendable {
     let sweeper: TombstoneSweeper
     let client: any TestClientProtocol
     let adminToken: String
+    /// Sends push jobs.
+    var pushSender: PushSender? = nil
 
     /// Sends a request, with the admin token unless `authorized` is false.
     @discardableResult
@@ -64,7 +66,7 @@ func withTestServer(
         configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
         configure(&configuration)
         let parts = try await ServerParts(configuration: configuration)
-        let (database, readiness, feed, sweeper) = (parts.database, parts.readiness, parts.feed, parts.sweeper)
+        let (database, readiness, feed, sweeper, sender) = (parts.database, parts.readiness, parts.feed, parts.sweeper, parts.pushSender)
         try await parts.application().test(.live) { client in
             var token = ""
             if waitUntilReady {
@@ -75,7 +77,8 @@ func withTestServer(
                 token = try #require(await iterator.next()).token
             }
             try await body(
-                TestServer(database: database, readiness: readiness, feed: feed, sweeper: sweeper, client: client, adminToken: token))
+                TestServer(
+                    database: database, readiness: readiness, feed: feed, sweeper: sweeper, client: client, adminToken: token, pushSender: sender))
         }
     }
 }
@@ -97,20 +100,22 @@ func withTestServers(
         configure(&configuration)
         let a = try await ServerParts(configuration: configuration)
         let b = try await ServerParts(configuration: configuration)
-        let (databaseA, readinessA, feedA, sweeperA) = (a.database, a.readiness, a.feed, a.sweeper)
-        let (databaseB, readinessB, feedB, sweeperB) = (b.database, b.readiness, b.feed, b.sweeper)
+        let (databaseA, readinessA, feedA, sweeperA, senderA) = (a.database, a.readiness, a.feed, a.sweeper, a.pushSender)
+        let (databaseB, readinessB, feedB, sweeperB, senderB) = (b.database, b.readiness, b.feed, b.sweeper, b.pushSender)
         let applicationB = b.application()
         try await a.application().test(.live) { clientA in
             let stateA = await readinessA.settled()
             try #require(stateA == .ready)
             var iterator = tokens.makeAsyncIterator()
             let token = try #require(await iterator.next()).token
-            let instanceA = TestServer(database: databaseA, readiness: readinessA, feed: feedA, sweeper: sweeperA, client: clientA, adminToken: token)
+            let instanceA = TestServer(
+                database: databaseA, readiness: readinessA, feed: feedA, sweeper: sweeperA, client: clientA, adminToken: token, pushSender: senderA)
             try await applicationB.test(.live) { clientB in
                 let stateB = await readinessB.settled()
                 try #require(stateB == .ready)
                 let instanceB = TestServer(
-                    database: databaseB, readiness: readinessB, feed: feedB, sweeper: sweeperB, client: clientB, adminToken: token)
+                    database: databaseB, readiness: readinessB, feed: feedB, sweeper: sweeperB, client: clientB, adminToken: token,
+                    pushSender: senderB)
                 try await body(instanceA, instanceB)
             }
         }
