@@ -141,11 +141,11 @@ struct ServerParts {
         PushDevicesController(devices: pushDevices, apps: appRepository, accounts: accounts, limiter: installLimiter).addRoutes(to: v1)
         let pushCredentials = PushCredentialStore(database: database, secretKey: SecretKeySource(configuration.secretKeyOrigin))
         let pushJobs = PushJobStore(database: database)
+        let pushTokens = APNsProviderTokens(now: { [now = configuration.push.now] in EpochMillis.date(now()) }, shared: pushCredentials.sharedTokens)
         let pushSender = PushSender(
-            jobs: pushJobs, credentials: pushCredentials,
-            client: try APNsClient(
-                settings: configuration.push, tokens: APNsProviderTokens(now: { [now = configuration.push.now] in EpochMillis.date(now()) })),
-            readiness: readiness, logger: logger)
+            jobs: pushJobs, credentials: pushCredentials, client: try APNsClient(settings: configuration.push, tokens: pushTokens),
+            readiness: readiness,
+            logger: logger)
         self.pushSender = pushSender
         PushAdminController(credentials: pushCredentials, devices: pushDevices, jobs: pushJobs, sender: pushSender, apps: appRepository)
             .addRoutes(to: admin)

@@ -15,7 +15,7 @@ struct Kizuna: AsyncParsableCommand {
         version: KizunaVersion.current,
         subcommands: [
             ServeCommand.self, MigrateCommand.self, AdminCommand.self, AppCommand.self, ConfigCommand.self, GateCommand.self, SchemaCommand.self,
-            DataCommand.self, UserCommand.self, CodegenCommand.self,
+            DataCommand.self, UserCommand.self, PushCommand.self, CodegenCommand.self,
             AASACommand.self, VersionCommand.self,
         ]
     )

@@ -109,6 +109,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Realtime (WebSocket subscriptions and the change log)")
     var realtime: RealtimeOptions
+
+    @OptionGroup(title: "Push (APNs)")
+    var push: PushOptions
     @Option(
         name: .customLong("batch-size"),
         help: """
@@ -163,6 +166,7 @@ struct ServeCommand: AsyncParsableCommand {
             maxPendingPasswordChecks, "KIZUNA_MAX_PENDING_PASSWORD_CHECKS", 16, range: 1...10_000)
         configuration.graphQLLimits = try graphQL.limits(environment)
         try realtime.apply(to: &configuration, environment)
+        try push.apply(to: &configuration, environment)
         configuration.sessions.refreshReuseGrace = .seconds(try integer(refreshReuseGrace, "KIZUNA_REFRESH_REUSE_GRACE", 30, range: 0...600))
         let origins =
             corsOrigins.isEmpty

@@ -131,6 +131,14 @@ struct PushSendingTests {
             #expect(done.totals == .init(devices: 9, pending: 0, sent: 5, failed: 4, skipped: 0))
             #expect(done.reasons == ["Unregistered": 1, "BadDeviceToken": 1, "DeviceTokenNotForTopic": 1, "PayloadTooLarge": 1])
             #expect(!push.apns.received.contains { $0.reason == "TooManyProviderTokenUpdates" })
+            // Sends, failures and retries by reason on /metrics.
+            let metrics = try await server.send(.get, "/metrics").text
+            for line in [
+                #"kizuna_push_failures_total{reason="Unregistered"}"#, #"kizuna_push_retries_total{reason="ServiceUnavailable"}"#,
+                "kizuna_push_sent_total",
+            ] {
+                #expect(metrics.contains(line), "\(line)")
+            }
 
             // A retired token is skipped without asking APNs; registering it again revives it.
             let before = push.apns.count

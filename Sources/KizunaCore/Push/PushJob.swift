@@ -305,3 +305,10 @@ public struct PushDeliveryList: Sendable, Hashable, Codable {
         self.next = next
     }
 }
+
+/// An app's latest push jobs, newest first.
+public struct PushJobList: Sendable, Hashable, Codable {
+    public var jobs: [PushJobStatus]
+
+    public init(jobs: [PushJobStatus]) { self.jobs = jobs }
+}

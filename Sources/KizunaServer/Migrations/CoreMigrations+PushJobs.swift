@@ -7,6 +7,9 @@ extension CoreMigrations {
     /// itself sealed (AES-GCM under the server's secret key, bound to the app id; never in the clear in the store), and
     /// the SHA-256 of its public key, by which an operator can tell which key is set without seeing it.
     ///
+    /// `push_provider_tokens`: the provider token (JWT) in use for each signing key, sealed like the key, so that every
+    /// instance sends the same one and APNs sees one token update per renewal, not one per instance.
+    ///
     /// `push_jobs`: a notification to send, its target and message as JSON, when (`send_at`; for a send at the same
     /// local time everywhere, `local_time` holds the wall-clock time and `send_at` the earliest moment it is reached
     /// anywhere), and its state. `push_deliveries`: one row per device a job reaches, written when the job is
@@ -26,6 +29,14 @@ extension CoreMigrations {
                     sealed_key TEXT NOT NULL,
                     key_fingerprint TEXT NOT NULL,
                     updated_at BIGINT NOT NULL)
+                """
+            ).run()
+            try await db.raw(
+                """
+                CREATE TABLE push_provider_tokens (
+                    key_fingerprint TEXT PRIMARY KEY,
+                    sealed_token TEXT NOT NULL,
+                    issued_at BIGINT NOT NULL)
                 """
             ).run()
             try await db.raw(

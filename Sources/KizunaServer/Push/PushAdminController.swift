@@ -18,6 +18,7 @@ struct PushAdminController: Sendable {
         admin.delete("/apps/{app}/push/credentials", use: deleteCredentials)
         admin.get("/apps/{app}/push/devices", use: listDevices)
         admin.post("/apps/{app}/push/jobs", use: createJob)
+        admin.get("/apps/{app}/push/jobs", use: listJobs)
         admin.get("/push/jobs/{job}", use: showJob)
         admin.get("/push/jobs/{job}/deliveries", use: listDeliveries)
         admin.delete("/push/jobs/{job}", use: cancelJob)
@@ -68,6 +69,13 @@ struct PushAdminController: Sendable {
         let job = try await jobs.create(app: app.id, send, plan: schedule, now: now)
         sender.poke()
         return try .json(job, status: .created)
+    }
+
+    /// The app's latest jobs, newest first.
+    @Sendable func listJobs(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let app = try await requireApp(context)
+        let limit = try request.uri.queryParameters.int("limit", default: 20, in: 1...100)
+        return try .json(PushJobList(jobs: try await jobs.jobs(app: app.id, limit: limit)))
     }
 
     @Sendable func showJob(_ request: Request, context: KizunaRequestContext) async throws -> Response {

@@ -34,16 +34,19 @@ struct PushCredentialStore: Sendable {
         let info = PushCredentialsInfo(
             keyId: upload.keyId, teamId: upload.teamId, topic: topic, environment: upload.environment, keyFingerprint: Self.fingerprint(key),
             updatedAt: EpochMillis.now)
-        try await database.raw(
-            """
-            INSERT INTO push_credentials (app_id, key_id, team_id, topic, environment, sealed_key, key_fingerprint, updated_at)
-            VALUES (\(bind: app), \(bind: info.keyId), \(bind: info.teamId), \(bind: info.topic), \(bind: info.environment?.rawValue), \
-            \(bind: sealed.base64EncodedString()), \(bind: info.keyFingerprint), \(bind: info.updatedAt))
-            ON CONFLICT (app_id) DO UPDATE SET key_id = excluded.key_id, team_id = excluded.team_id, topic = excluded.topic,
-                environment = excluded.environment, sealed_key = excluded.sealed_key, key_fingerprint = excluded.key_fingerprint,
-                updated_at = excluded.updated_at
-            """
-        ).run()
+        // Every write goes through a transaction: on SQLite that is where this process's writers take turns.
+        try await database.transaction { db in
+            try await db.raw(
+                """
+                INSERT INTO push_credentials (app_id, key_id, team_id, topic, environment, sealed_key, key_fingerprint, updated_at)
+                VALUES (\(bind: app), \(bind: info.keyId), \(bind: info.teamId), \(bind: info.topic), \(bind: info.environment?.rawValue), \
+                \(bind: sealed.base64EncodedString()), \(bind: info.keyFingerprint), \(bind: info.updatedAt))
+                ON CONFLICT (app_id) DO UPDATE SET key_id = excluded.key_id, team_id = excluded.team_id, topic = excluded.topic,
+                    environment = excluded.environment, sealed_key = excluded.sealed_key, key_fingerprint = excluded.key_fingerprint,
+                    updated_at = excluded.updated_at
+                """
+            ).run()
+        }
         return info
     }
 
@@ -55,7 +58,9 @@ struct PushCredentialStore: Sendable {
 
     /// Removes `app`'s credentials. - Returns: Whether there were any.
     func delete(app: String) async throws -> Bool {
-        try await !database.raw("DELETE FROM push_credentials WHERE app_id = \(bind: app) RETURNING app_id").all().isEmpty
+        try await database.transaction { db in
+            try await !db.raw("DELETE FROM push_credentials WHERE app_id = \(bind: app) RETURNING app_id").all().isEmpty
+        }
     }
 
     /// `app`'s credentials with the key opened, for the sender.
@@ -69,6 +74,55 @@ struct PushCredentialStore: Sendable {
         return APNsCredentials(
             keyId: info.keyId, teamId: info.teamId, topic: info.topic, environment: info.environment, privateKey: pem,
             keyFingerprint: info.keyFingerprint)
+    }
+
+    /// The provider tokens every instance shares (`push_provider_tokens`), sealed like the keys.
+    var sharedTokens: APNsProviderTokens.Shared {
+        let (database, secretKey) = (database, secretKey)
+        return APNsProviderTokens.Shared(
+            load: { key in
+                guard
+                    let row = try await database.raw(
+                        "SELECT sealed_token, issued_at FROM push_provider_tokens WHERE key_fingerprint = \(bind: key)"
+                    ).first(), let sealed = Data(base64Encoded: try row.decode(column: "sealed_token", as: String.self))
+                else { return nil }
+                let token = String(decoding: try secretKey.key().open(sealed, context: "provider-token:\(key)"), as: UTF8.self)
+                return (token, EpochMillis.date(try row.decode(column: "issued_at", as: Int64.self)))
+            },
+            store: { key, token, issuedAt, replacing in
+                let sealed = try secretKey.key().seal(Data(token.utf8), context: "provider-token:\(key)").base64EncodedString()
+                let stored: [any SQLRow]
+                if let replacing {
+                    stored = try await database.transaction { db in
+                        try await db.raw(
+                            """
+                            UPDATE push_provider_tokens SET sealed_token = \(bind: sealed), issued_at = \(bind: EpochMillis.from(issuedAt))
+                            WHERE key_fingerprint = \(bind: key) AND issued_at = \(bind: EpochMillis.from(replacing)) RETURNING key_fingerprint
+                            """
+                        ).all()
+                    }
+                } else {
+                    stored = try await database.transaction { db in
+                        try await db.raw(
+                            """
+                            INSERT INTO push_provider_tokens (key_fingerprint, sealed_token, issued_at)
+                            VALUES (\(bind: key), \(bind: sealed), \(bind: EpochMillis.from(issuedAt)))
+                            ON CONFLICT (key_fingerprint) DO NOTHING RETURNING key_fingerprint
+                            """
+                        ).all()
+                    }
+                }
+                return !stored.isEmpty
+            },
+            drop: { key, issuedAt in
+                try await database.transaction { db in
+                    try await db.raw(
+                        """
+                        DELETE FROM push_provider_tokens WHERE key_fingerprint = \(bind: key) AND issued_at = \(bind: EpochMillis.from(issuedAt))
+                        """
+                    ).run()
+                }
+            })
     }
 
     private static func info(_ row: any SQLRow) throws -> PushCredentialsInfo {

@@ -39,9 +39,12 @@ struct PushDeviceRepository: Sendable {
     /// Removes an install from the registry.
     /// - Returns: Whether it was there.
     func unregister(app: String, installId: String) async throws -> Bool {
-        try await !database.raw(
-            "DELETE FROM push_devices WHERE app_id = \(bind: app) AND install_id = \(bind: installId) RETURNING install_id"
-        ).all().isEmpty
+        // One statement, but a write: through a transaction, where this process's SQLite writers take turns.
+        try await database.transaction { db in
+            try await !db.raw(
+                "DELETE FROM push_devices WHERE app_id = \(bind: app) AND install_id = \(bind: installId) RETURNING install_id"
+            ).all().isEmpty
+        }
     }
 
     /// The install's registration, if any.

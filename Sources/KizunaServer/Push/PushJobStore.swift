@@ -29,13 +29,15 @@ struct PushJobStore: Sendable {
         encoder.outputFormatting = .sortedKeys
         let target = String(decoding: try encoder.encode(request.target), as: UTF8.self)
         let message = String(decoding: try encoder.encode(request.message), as: UTF8.self)
-        try await database.raw(
-            """
-            INSERT INTO push_jobs (id, app_id, target, message, send_at, local_time, fallback_time_zone, state, created_at)
-            VALUES (\(bind: id), \(bind: app), \(bind: target), \(bind: message), \(bind: plan.expandAt), \(bind: plan.localTime), \
-            \(bind: plan.fallbackTimeZone), 'scheduled', \(bind: now))
-            """
-        ).run()
+        try await database.transaction { db in
+            try await db.raw(
+                """
+                INSERT INTO push_jobs (id, app_id, target, message, send_at, local_time, fallback_time_zone, state, created_at)
+                VALUES (\(bind: id), \(bind: app), \(bind: target), \(bind: message), \(bind: plan.expandAt), \(bind: plan.localTime), \
+                \(bind: plan.fallbackTimeZone), 'scheduled', \(bind: now))
+                """
+            ).run()
+        }
         return PushJobStatus(
             id: id, app: app, state: .scheduled, target: request.target, message: request.message, sendAt: plan.expandAt, localTime: plan.localTime,
             createdAt: now, finishedAt: nil, totals: .init(), reasons: [:])
@@ -47,7 +49,11 @@ struct PushJobStore: Sendable {
     /// device its target reaches, and marks it `sending` — all in one transaction, so a job is expanded once.
     /// - Returns: Whether a job was expanded (call again until none is).
     func expandOneDue(now: Int64) async throws -> Bool {
-        try await database.transaction { db in
+        // Looked for first without the write lock: an idle server only reads.
+        guard
+            try await database.raw("SELECT id FROM push_jobs WHERE state = 'scheduled' AND send_at <= \(bind: now) LIMIT 1").first() != nil
+        else { return false }
+        return try await database.transaction { db in
             let locking: SQLQueryString = db.dialect.name == "postgresql" ? " FOR UPDATE SKIP LOCKED" : ""
             guard
                 let row = try await db.raw(
@@ -81,7 +87,14 @@ struct PushJobStore: Sendable {
                     """
                 ).run()
             }
-            try await db.raw("UPDATE push_jobs SET state = 'sending', expanded_at = \(bind: now) WHERE id = \(bind: id)").run()
+            // A job that reaches no device to send to (none matched, or every one was skipped) is done at once.
+            let sending = devices.contains { $0.retiredAt == nil && schedule.due(for: $0, now: now) != nil }
+            try await db.raw(
+                """
+                UPDATE push_jobs SET state = \(bind: sending ? "sending" : "done"), expanded_at = \(bind: now), \
+                finished_at = \(bind: sending ? nil : now) WHERE id = \(bind: id)
+                """
+            ).run()
             return true
         }
     }
@@ -92,7 +105,15 @@ struct PushJobStore: Sendable {
     /// milliseconds. Two instances never claim the same row at once (PostgreSQL skips rows another claim holds; an
     /// SQLite store has one server).
     func claim(limit: Int, lease: Int64, now: Int64) async throws -> [Claimed] {
-        try await database.transaction { db in
+        guard
+            try await database.raw(
+                """
+                SELECT install_id FROM push_deliveries
+                WHERE state = 'pending' AND due_at <= \(bind: now) AND (lease_until IS NULL OR lease_until <= \(bind: now)) LIMIT 1
+                """
+            ).first() != nil
+        else { return [] }
+        return try await database.transaction { db in
             let locking: SQLQueryString = db.dialect.name == "postgresql" ? " FOR UPDATE SKIP LOCKED" : ""
             let rows = try await db.raw(
                 """
@@ -126,7 +147,9 @@ struct PushJobStore: Sendable {
 
     /// Frees every leased delivery for sending again (an SQLite store's server starting: whoever held them died).
     func releaseLeases() async throws {
-        try await database.raw("UPDATE push_deliveries SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL").run()
+        try await database.transaction { db in
+            try await db.raw("UPDATE push_deliveries SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL").run()
+        }
     }
 
     /// What became of one claimed delivery.
@@ -180,16 +203,6 @@ struct PushJobStore: Sendable {
         }
     }
 
-    /// Finishes jobs expanded to no pending delivery at all (no device matched, or every one was skipped).
-    func finishEmpty(now: Int64) async throws {
-        try await database.raw(
-            """
-            UPDATE push_jobs SET state = 'done', finished_at = \(bind: now)
-            WHERE state = 'sending' AND NOT EXISTS (SELECT 1 FROM push_deliveries d WHERE d.job_id = push_jobs.id AND d.state = 'pending')
-            """
-        ).run()
-    }
-
     // MARK: Reading
 
     /// A job with its totals and reasons.
@@ -220,6 +233,16 @@ struct PushJobStore: Sendable {
             sendAt: try row.decode(column: "send_at", as: Int64.self), localTime: try row.decode(column: "local_time", as: String?.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self), finishedAt: try row.decode(column: "finished_at", as: Int64?.self),
             totals: totals, reasons: reasons)
+    }
+
+    /// `app`'s latest jobs, newest first.
+    func jobs(app: String, limit: Int) async throws -> [PushJobStatus] {
+        let ids = try await database.raw(
+            "SELECT id FROM push_jobs WHERE app_id = \(bind: app) ORDER BY created_at DESC, id DESC LIMIT \(unsafeRaw: String(limit))"
+        ).all().map { try $0.decode(column: "id", as: String.self) }
+        var jobs: [PushJobStatus] = []
+        for id in ids { if let job = try await status(id: id) { jobs.append(job) } }
+        return jobs
     }
 
     /// A job's deliveries in install id order, after `after`.

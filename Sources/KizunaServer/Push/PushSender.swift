@@ -72,7 +72,6 @@ final class PushSender: Service, Sendable {
     func drain() async throws {
         defer { for watcher in watchers.withLock({ Array($0.values) }) { watcher.yield() } }
         while try await jobs.expandOneDue(now: settings.now()) {}
-        try await jobs.finishEmpty(now: settings.now())
         while !Task.isShuttingDownGracefully {
             let claimed = try await jobs.claim(limit: settings.batchSize, lease: Int64(settings.lease / .milliseconds(1)), now: settings.now())
             if claimed.isEmpty { return }
@@ -104,19 +103,42 @@ final class PushSender: Service, Sendable {
             Self.count(done.1)
             if outcomes.count >= 64 { try await flush() }
         }
-        try await withThrowingTaskGroup(of: (PushJobStore.Claimed, PushJobStore.Outcome, Int64?).self) { group in
+        // A tick every 100 ms records what has come in even while slow answers are awaited.
+        enum Event: Sendable {
+            case done(PushJobStore.Claimed, PushJobStore.Outcome, Int64?)
+            case tick
+        }
+        try await withThrowingTaskGroup(of: Event.self) { group in
             var inFlight = 0
-            for delivery in claimed {
-                if inFlight >= settings.concurrency, let done = try await group.next() {
+            var ticking = false
+            func handle(_ event: Event) async throws {
+                switch event {
+                case .done(let delivery, let outcome, let retired):
                     inFlight -= 1
-                    try await collect(done)
+                    try await collect((delivery, outcome, retired))
+                case .tick:
+                    ticking = false
+                    try await flush()
                 }
+                if inFlight > 0, !ticking {
+                    ticking = true
+                    group.addTask {
+                        try? await Task.sleep(for: .milliseconds(100))
+                        return .tick
+                    }
+                }
+            }
+            for delivery in claimed {
+                while inFlight >= settings.concurrency, let event = try await group.next() { try await handle(event) }
                 let credentials = credentialsByApp[delivery.app] ?? nil
                 let message = messages[delivery.jobId]
-                group.addTask { await self.deliver(delivery, message: message, credentials: credentials, now: now) }
+                group.addTask {
+                    let (delivery, outcome, retired) = await self.deliver(delivery, message: message, credentials: credentials, now: now)
+                    return .done(delivery, outcome, retired)
+                }
                 inFlight += 1
             }
-            for try await done in group { try await collect(done) }
+            while let event = try await group.next() { try await handle(event) }
         }
         try await flush()
     }
