@@ -27,7 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
-        // Tests only: the local APNs server speaks HTTP/2 over TLS, as APNs does.
+        // The APNs sender (and the tests' local APNs): HTTP/2 over TLS.
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.30.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.29.0"),
         .package(url: "https://github.com/GraphQLSwift/GraphQL.git", from: "4.3.0"),
@@ -39,8 +39,6 @@ let package = Package(
         // The SDK's WebSocket client on Linux, where FoundationNetworking has no URLSessionWebSocketTask.
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
-        // The APNs sender: HTTP/2 over TLS, one multiplexed connection per app and environment.
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.26.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         // Tests only: child processes (the kizuna binary, the Python outside clients) without Foundation's Process.
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
@@ -62,7 +60,6 @@ let package = Package(
             name: "KizunaServer",
             dependencies: [
                 "KizunaCore",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "AsyncKit", package: "async-kit"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -76,6 +73,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -147,15 +146,21 @@ let package = Package(
             path: "Examples/Chat/Sources",
             swiftSettings: swiftSettings
         ),
+        // The tests' local APNs as a process, for Benchmarks/push.sh (kizuna and aioapns send to it in turn).
+        .executableTarget(
+            name: "kizuna-apns-local",
+            dependencies: ["KizunaTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Benchmarks/APNsLocal",
+            swiftSettings: swiftSettings
+        ),
         // What several test targets share: a TCP proxy that takes a peer away and gives it back, and a local APNs.
         .target(
             name: "KizunaTestSupport",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

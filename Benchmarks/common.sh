@@ -38,7 +38,7 @@ start_kizuna() {
 }
 
 restart_kizuna() {
-    "$kizuna" serve --port "$kizuna_port" --data-dir "$work/data" --log-level error "${kizuna_flags[@]}" >>"$work/serve.out" 2>>"$work/serve.err" &
+    "$kizuna" serve --port "$kizuna_port" --data-dir "$work/data" --log-level ${KIZUNA_BENCH_LOG_LEVEL:-error} "${kizuna_flags[@]}" >>"$work/serve.out" 2>>"$work/serve.err" &
     kizuna_pid=$!
     for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$kizuna_port/health/ready" >/dev/null && break; sleep 0.1; done
     if ! curl -sf "http://127.0.0.1:$kizuna_port/health/ready" >/dev/null; then

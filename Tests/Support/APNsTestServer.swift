@@ -1,10 +1,8 @@
 import Crypto
 import Foundation
-import HTTPTypes
 import NIOCore
+import NIOHPACK
 import NIOHTTP2
-import NIOHTTPTypes
-import NIOHTTPTypesHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -42,12 +40,16 @@ public final class APNsTestServer: Sendable {
         public let keyId: String
         public let teamId: String
         public let topic: String?
+        /// Whether a new provider token within 20 minutes of the last is refused (429), as APNs refuses one provider's
+        /// (a benchmark where two providers share the key turns it off).
+        public let limitsTokenUpdates: Bool
 
-        public init(publicKey: P256.Signing.PublicKey, keyId: String, teamId: String, topic: String?) {
+        public init(publicKey: P256.Signing.PublicKey, keyId: String, teamId: String, topic: String?, limitsTokenUpdates: Bool = true) {
             self.publicKey = publicKey
             self.keyId = keyId
             self.teamId = teamId
             self.topic = topic
+            self.limitsTokenUpdates = limitsTokenUpdates
         }
     }
 
@@ -56,9 +58,12 @@ public final class APNsTestServer: Sendable {
         var received: [Received] = []
         var keepReceived = true
         var count = 0
+        var refused = 0
         /// Every provider token seen, and the `iat` of the last new one (nil once APNs refused it: a replacement is due).
         var tokens: Set<String> = []
         var lastNew: Int64?
+        /// Provider tokens whose signature checked out, with their `iat` (APNs, too, verifies a token once).
+        var verified: [String: Int64] = [:]
         var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
@@ -81,7 +86,8 @@ public final class APNsTestServer: Sendable {
 
     /// Starts a server on a free loopback port.
     public static func start(
-        expecting expected: Expected, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }, keepReceived: Bool = true
+        expecting expected: Expected, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }, port: Int = 0,
+        keepReceived: Bool = true
     ) async throws -> APNsTestServer {
         let identity = try TestCertificates.make()
         var tls = TLSConfiguration.makeServerConfiguration(
@@ -92,6 +98,7 @@ public final class APNsTestServer: Sendable {
         let box = Mutex<APNsTestServer?>(nil)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)  // answers go out at once, as a server's should
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
@@ -106,13 +113,12 @@ public final class APNsTestServer: Sendable {
                     ) { stream in
                         stream.eventLoop.makeCompletedFuture {
                             guard let server = box.withLock({ $0 }) else { throw ChannelError.ioOnClosedChannel }
-                            try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
                             try stream.pipeline.syncOperations.addHandler(StreamHandler(server: server))
                         }
                     }
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(host: "127.0.0.1", port: port).get()
         let server = APNsTestServer(
             port: channel.localAddress?.port ?? 0, authority: identity.authorityPEM, expected: expected, now: now, channel: channel)
         server.state.withLock { $0.keepReceived = keepReceived }
@@ -134,6 +140,9 @@ public final class APNsTestServer: Sendable {
     /// How many notifications arrived.
     public var count: Int { state.withLock { $0.count } }
 
+    /// How many were answered with an error.
+    public var refusedCount: Int { state.withLock { $0.refused } }
+
     /// Waits until `count` notifications arrived.
     public func waitFor(count: Int) async {
         await withCheckedContinuation { continuation in
@@ -153,12 +162,10 @@ public final class APNsTestServer: Sendable {
     // MARK: Answering
 
     /// Checks a request as APNs does; answers the status, reason and headers.
-    fileprivate func answer(_ head: HTTPRequest, body: ByteBuffer) -> (Answer, [String: String], Int64?) {
-        var headers: [String: String] = [:]
-        for field in head.headerFields { headers[field.name.canonicalName] = field.value }
-        let path = head.path ?? ""
+    fileprivate func answer(_ headers: [String: String], body: ByteBuffer) -> (Answer, [String: String], Int64?) {
+        let path = headers[":path"] ?? ""
         let token = path.hasPrefix("/3/device/") ? String(path.dropFirst("/3/device/".count)) : ""
-        let (verdict, issuedAt) = check(head, headers: headers, token: token, body: body)
+        let (verdict, issuedAt) = check(headers, token: token, body: body)
         let answer: Answer =
             verdict
             ?? state.withLock { state in
@@ -180,6 +187,7 @@ public final class APNsTestServer: Sendable {
         let ready = state.withLock { state in
             if state.keepReceived { state.received.append(received) }
             state.count += 1
+            if status != 200 { state.refused += 1 }
             let count = state.count
             let ready = state.waiters.filter { $0.count <= count }
             state.waiters.removeAll { $0.count <= count }
@@ -189,9 +197,9 @@ public final class APNsTestServer: Sendable {
         return (answer, headers, issuedAt)
     }
 
-    private func check(_ head: HTTPRequest, headers: [String: String], token: String, body: ByteBuffer) -> (Answer?, Int64?) {
-        guard head.method == .post else { return (.reject(status: 405, reason: "MethodNotAllowed"), nil) }
-        guard head.path?.hasPrefix("/3/device/") == true else { return (.reject(status: 404, reason: "BadPath"), nil) }
+    private func check(_ headers: [String: String], token: String, body: ByteBuffer) -> (Answer?, Int64?) {
+        guard headers[":method"] == "POST" else { return (.reject(status: 405, reason: "MethodNotAllowed"), nil) }
+        guard headers[":path"]?.hasPrefix("/3/device/") == true else { return (.reject(status: 404, reason: "BadPath"), nil) }
         guard token.count % 2 == 0, (16...200).contains(token.count), token.allSatisfy(\.isHexDigit) else {
             return (.reject(status: 400, reason: "BadDeviceToken"), nil)
         }
@@ -204,7 +212,7 @@ public final class APNsTestServer: Sendable {
         // A token not seen before is an update; one within 20 minutes of the last is refused.
         let tooSoon = state.withLock { state -> Bool in
             guard !state.tokens.contains(jwt) else { return false }
-            if let last = state.lastNew, issuedAt - last < 20 * 60 { return true }
+            if expected.limitsTokenUpdates, let last = state.lastNew, issuedAt - last < 20 * 60 { return true }
             state.tokens.insert(jwt)
             state.lastNew = issuedAt
             return false
@@ -237,6 +245,13 @@ public final class APNsTestServer: Sendable {
 
     /// The provider token's `iat` when its signature, `alg`, `kid` and `iss` hold.
     private func verify(_ jwt: String) -> Int64? {
+        if let known = state.withLock({ $0.verified[jwt] }) { return known }
+        guard let issuedAt = verifySignature(jwt) else { return nil }
+        state.withLock { $0.verified[jwt] = issuedAt }
+        return issuedAt
+    }
+
+    private func verifySignature(_ jwt: String) -> Int64? {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Self.json(parts[0]), let claims = Self.json(parts[1]), let signature = Self.base64URL(parts[2]),
             header["alg"] as? String == "ES256", header["kid"] as? String == expected.keyId, claims["iss"] as? String == expected.teamId,
@@ -259,41 +274,43 @@ public final class APNsTestServer: Sendable {
     }
 }
 
-/// One HTTP/2 stream: collects the request, answers it.
+/// One HTTP/2 stream, frame by frame: collects the request's headers and body, answers as APNs does — a 200 is one
+/// HEADERS frame that ends the stream; an error is HEADERS, then the JSON reason in a DATA frame that ends it.
 private final class StreamHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
 
     private let server: APNsTestServer
-    private var head: HTTPRequest?
+    private var headers: [String: String] = [:]
     private var body = ByteBuffer()
 
     init(server: APNsTestServer) { self.server = server }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let ended: Bool
         switch unwrapInboundIn(data) {
-        case .head(let head): self.head = head
-        case .body(var chunk): body.writeBuffer(&chunk)
-        case .end:
-            guard let head else { return }
-            let (answer, headers, _) = server.answer(head, body: body)
-            var response: HTTPResponse
-            var payload: ByteBuffer?
-            switch answer {
-            case .hold: return
-            case .accept:
-                response = HTTPResponse(status: .ok)
-                response.headerFields[HTTPField.Name("apns-id")!] = headers["apns-id"] ?? UUID().uuidString
-            case .reject(let status, let reason, let timestamp):
-                response = HTTPResponse(status: .init(code: status))
-                response.headerFields[HTTPField.Name("apns-id")!] = headers["apns-id"] ?? UUID().uuidString
-                response.headerFields[.contentType] = "application/json"
-                let json = timestamp.map { #"{"reason":"\#(reason)","timestamp":\#($0)}"# } ?? #"{"reason":"\#(reason)"}"#
-                payload = context.channel.allocator.buffer(string: json)
-            }
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-            if let payload { context.write(wrapOutboundOut(.body(payload)), promise: nil) }
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        case .headers(let frame):
+            for (name, value, _) in frame.headers { headers[name.lowercased()] = value }
+            ended = frame.endStream
+        case .data(let frame):
+            if case .byteBuffer(var chunk) = frame.data { body.writeBuffer(&chunk) }
+            ended = frame.endStream
+        default: return
+        }
+        guard ended else { return }
+        let (answer, _, _) = server.answer(headers, body: body)
+        let id = headers["apns-id"] ?? UUID().uuidString.lowercased()
+        switch answer {
+        case .hold: return
+        case .accept:
+            let head = HPACKHeaders([(":status", "200"), ("apns-id", id)])
+            context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: head, endStream: true))), promise: nil)
+        case .reject(let status, let reason, let timestamp):
+            let head = HPACKHeaders([(":status", String(status)), ("apns-id", id), ("content-type", "application/json")])
+            let json = timestamp.map { #"{"reason":"\#(reason)","timestamp":\#($0)}"# } ?? #"{"reason":"\#(reason)"}"#
+            context.write(wrapOutboundOut(.headers(.init(headers: head))), promise: nil)
+            let payload = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(context.channel.allocator.buffer(string: json)), endStream: true))
+            context.writeAndFlush(wrapOutboundOut(payload), promise: nil)
         }
     }
 }

@@ -1,8 +1,7 @@
-import AsyncHTTPClient
 import Foundation
 import KizunaCore
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -21,9 +20,9 @@ public struct PushSettings: Sendable {
     /// How long a claimed delivery is held before another instance may send it (an instance that died mid-send).
     package var lease: Duration = .seconds(60)
     /// Deliveries claimed at once.
-    package var batchSize = 500
+    package var batchSize = 5000
     /// Requests in flight at once per instance (streams on the HTTP/2 connections).
-    package var concurrency = 256
+    package var concurrency = 1000
     /// Tries per device before it is failed with `TooManyAttempts`.
     package var maxAttempts = 8
     /// The time, in epoch milliseconds (tests move it forward).
@@ -42,14 +41,14 @@ enum APNsOutcome: Sendable, Hashable {
     case refused(status: Int, reason: String, timestamp: Int64?)
 }
 
-/// Sends notifications to APNs over HTTP/2: one client (one multiplexed TLS connection) per app and environment,
-/// opened when first needed and kept; provider tokens from ``APNsProviderTokens``. A token APNs refuses as expired or
-/// invalid is replaced and the notification sent once more.
+/// Sends notifications to APNs over HTTP/2: one ``APNsConnection`` (one multiplexed TLS connection) per app and
+/// environment, opened when first needed and kept; provider tokens from ``APNsProviderTokens``. A token APNs refuses
+/// as expired or invalid is replaced and the notification sent once more.
 final class APNsClient: Sendable {
     let settings: PushSettings
     let tokens: APNsProviderTokens
-    private let clients = Mutex<[String: HTTPClient]>([:])
-    private let tls: TLSConfiguration
+    private let connections = Mutex<[String: APNsConnection]>([:])
+    private let tls: NIOSSLContext
 
     init(settings: PushSettings, tokens: APNsProviderTokens) throws {
         self.settings = settings
@@ -59,46 +58,79 @@ final class APNsClient: Sendable {
             tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))]
         }
         tls.applicationProtocols = ["h2"]
-        self.tls = tls
+        self.tls = try NIOSSLContext(configuration: tls)
     }
 
-    /// Sends `payload` to `token` in `environment` with `credentials`.
-    /// - Throws: A transport error (no connection, a reset, a timeout): the caller retries later.
+    /// Sends each payload to its token in `environment` with `credentials`, over the app's connection, and tells
+    /// `answered` each one's outcome as it comes — a transport failure (no connection, a reset, a timeout) for those
+    /// to retry later. A notification refused for its provider token is sent once more with a new one.
     func send(
-        _ payload: APNsPayload, to token: String, environment: APNsEnvironment, app: String, credentials: APNsCredentials
-    ) async throws
-        -> APNsOutcome
-    {
-        let client = client(app: app, environment: environment)
-        var outcome = try await send(payload, to: token, environment: environment, credentials: credentials, on: client)
-        if case .refused(403, let reason, _) = outcome, reason == "ExpiredProviderToken" || reason == "InvalidProviderToken" {
-            outcome = try await send(payload, to: token, environment: environment, credentials: credentials, on: client)
+        _ items: [(payload: APNsPayload, token: String)], environment: APNsEnvironment, app: String, credentials: APNsCredentials,
+        answered: @escaping @Sendable (Int, Result<APNsOutcome, any Error>) -> Void
+    ) async {
+        do {
+            let connection = try connection(app: app, environment: environment)
+            let bearer = try await tokens.token(for: credentials)
+            try await connection.send(requests(items, bearer: bearer, credentials: credentials, host: connection.host)) { index, answer in
+                let outcome = answer.map(Self.outcome)
+                guard case .success(.refused(403, let reason, _)) = outcome, reason == "ExpiredProviderToken" || reason == "InvalidProviderToken"
+                else { return answered(index, outcome) }
+                Task {
+                    await self.tokens.refused(bearer, for: credentials)
+                    answered(index, await self.sendAgain(items[index], credentials: credentials, on: connection))
+                }
+            }
+        } catch {
+            for index in items.indices { answered(index, .failure(error)) }
         }
-        return outcome
     }
 
-    private func send(
-        _ payload: APNsPayload, to token: String, environment: APNsEnvironment, credentials: APNsCredentials, on client: HTTPClient
-    ) async throws -> APNsOutcome {
-        let bearer = try await tokens.token(for: credentials)
-        var request = HTTPClientRequest(url: "\(settings.url(environment))/3/device/\(token)")
-        request.method = .POST
-        request.headers.add(name: "authorization", value: "bearer \(bearer)")
-        request.headers.add(name: "apns-topic", value: credentials.topic)
-        request.headers.add(name: "apns-push-type", value: payload.pushType.rawValue)
-        request.headers.add(name: "apns-priority", value: String(payload.priority))
-        request.headers.add(name: "apns-expiration", value: String(payload.expiration ?? 0))
-        request.headers.add(name: "apns-id", value: UUID().uuidString.lowercased())
-        if let collapse = payload.collapseId { request.headers.add(name: "apns-collapse-id", value: collapse) }
-        request.headers.add(name: "content-type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: payload.bytes))
-        let response = try await client.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 64 * 1024)
-        if response.status == .ok { return .accepted(apnsId: response.headers.first(name: "apns-id")) }
-        let answer = try? JSONDecoder().decode(Refusal.self, from: Data(body.readableBytesView))
-        let reason = answer?.reason ?? "HTTP\(response.status.code)"
-        if reason == "ExpiredProviderToken" || reason == "InvalidProviderToken" { await tokens.refused(bearer, for: credentials) }
-        return .refused(status: Int(response.status.code), reason: reason, timestamp: answer?.timestamp)
+    /// One notification sent with a new provider token, after APNs refused the last.
+    private func sendAgain(
+        _ item: (payload: APNsPayload, token: String), credentials: APNsCredentials, on connection: APNsConnection
+    ) async
+        -> Result<APNsOutcome, any Error>
+    {
+        do {
+            let bearer = try await tokens.token(for: credentials)
+            let requests = requests([item], bearer: bearer, credentials: credentials, host: connection.host)
+            let answer = await withCheckedContinuation { (continuation: CheckedContinuation<Result<APNsConnection.Answer, any Error>, Never>) in
+                Task {
+                    do {
+                        try await connection.send(requests) { _, answer in continuation.resume(returning: answer) }
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
+                }
+            }
+            return answer.map(Self.outcome)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func requests(
+        _ items: [(payload: APNsPayload, token: String)], bearer: String, credentials: APNsCredentials, host: String
+    )
+        -> [(headers: HPACKHeaders, body: ByteBuffer)]
+    {
+        items.map { payload, token in
+            var headers = HPACKHeaders([
+                (":method", "POST"), (":scheme", "https"), (":path", "/3/device/\(token)"), (":authority", host),
+                ("authorization", "bearer \(bearer)"), ("apns-topic", credentials.topic), ("apns-push-type", payload.pushType.rawValue),
+                ("apns-priority", String(payload.priority)), ("apns-expiration", String(payload.expiration ?? 0)),
+                ("content-type", "application/json"),
+            ])
+            if let collapse = payload.collapseId { headers.add(name: "apns-collapse-id", value: collapse) }
+            return (headers, ByteBuffer(bytes: payload.bytes))
+        }
+    }
+
+    /// An answer as an outcome: accepted, or refused with APNs' reason (and a 410's timestamp).
+    private static func outcome(_ answer: APNsConnection.Answer) -> APNsOutcome {
+        if answer.status == 200 { return .accepted(apnsId: answer.headers.first(name: "apns-id")) }
+        let refusal = try? JSONDecoder().decode(Refusal.self, from: Data(answer.body.readableBytesView))
+        return .refused(status: answer.status, reason: refusal?.reason ?? "HTTP\(answer.status)", timestamp: refusal?.timestamp)
     }
 
     private struct Refusal: Decodable {
@@ -106,27 +138,23 @@ final class APNsClient: Sendable {
         let timestamp: Int64?
     }
 
-    /// The client for `app` in `environment`, made once.
-    private func client(app: String, environment: APNsEnvironment) -> HTTPClient {
-        clients.withLock { clients in
+    /// The connection for `app` in `environment`, made once.
+    private func connection(app: String, environment: APNsEnvironment) throws -> APNsConnection {
+        try connections.withLock { connections in
             let key = "\(app)/\(environment.rawValue)"
-            if let client = clients[key] { return client }
-            var configuration = HTTPClient.Configuration(
-                tlsConfiguration: tls, timeout: .init(connect: .seconds(10), read: .seconds(30)),
-                connectionPool: .init(idleTimeout: .hours(1), concurrentHTTP1ConnectionsPerHostSoftLimit: 1))
-            configuration.httpVersion = .automatic
-            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-            clients[key] = client
-            return client
+            if let connection = connections[key] { return connection }
+            let connection = try APNsConnection(url: settings.url(environment), tls: tls)
+            connections[key] = connection
+            return connection
         }
     }
 
     /// Closes every connection.
     func shutdown() async {
-        let all = clients.withLock { clients in
-            defer { clients = [:] }
-            return Array(clients.values)
+        let all = connections.withLock { connections in
+            defer { connections = [:] }
+            return Array(connections.values)
         }
-        for client in all { try? await client.shutdown() }
+        for connection in all { await connection.shutdown() }
     }
 }

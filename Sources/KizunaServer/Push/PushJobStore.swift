@@ -69,26 +69,42 @@ struct PushJobStore: Sendable {
             let schedule = PushSchedule(
                 expandAt: try row.decode(column: "send_at", as: Int64.self), localTime: try row.decode(column: "local_time", as: String?.self),
                 fallbackTimeZone: try row.decode(column: "fallback_time_zone", as: String?.self))
-            let devices = try await PushTargeting.devices(of: target, app: app, now: now, on: db)
-            for chunk in devices.chunked(by: 200) {
-                let rows = chunk.map { device -> SQLQueryString in
-                    let due = schedule.due(for: device, now: now)
-                    let (state, reason): (String, String?) =
-                        device.retiredAt != nil ? ("skipped", "TokenRetired") : due == nil ? ("skipped", "LocalTimePassed") : ("pending", nil)
-                    return """
-                        (\(bind: id), \(bind: device.installId), \(bind: app), \(bind: device.token), \(bind: device.environment.rawValue), \
-                        \(bind: device.locale), \(bind: due ?? now), \(bind: state), \(bind: reason), 0, \(bind: now))
-                        """
-                }
+            let sending: Bool
+            if let selection = PushTargeting.selection(of: target), schedule.localTime == nil {
+                // Every device due at once, chosen by SQL alone: copied in one statement, nothing decoded.
                 try await db.raw(
                     """
                     INSERT INTO push_deliveries (job_id, install_id, app_id, token, environment, locale, due_at, state, reason, attempts, updated_at)
-                    VALUES \(rows.joined(separator: ", "))
+                    SELECT \(bind: id), install_id, app_id, token, environment, locale, \(bind: max(schedule.expandAt, now)),
+                        CASE WHEN retired_at IS NULL THEN 'pending' ELSE 'skipped' END,
+                        CASE WHEN retired_at IS NULL THEN NULL ELSE 'TokenRetired' END, 0, \(bind: now)
+                    FROM push_devices WHERE app_id = \(bind: app)\(selection)
                     """
                 ).run()
+                sending =
+                    try await db.raw("SELECT install_id FROM push_deliveries WHERE job_id = \(bind: id) AND state = 'pending' LIMIT 1").first() != nil
+            } else {
+                let devices = try await PushTargeting.devices(of: target, app: app, now: now, on: db)
+                for chunk in devices.chunked(by: 200) {
+                    let rows = chunk.map { device -> SQLQueryString in
+                        let due = schedule.due(for: device, now: now)
+                        let (state, reason): (String, String?) =
+                            device.retiredAt != nil ? ("skipped", "TokenRetired") : due == nil ? ("skipped", "LocalTimePassed") : ("pending", nil)
+                        return """
+                            (\(bind: id), \(bind: device.installId), \(bind: app), \(bind: device.token), \(bind: device.environment.rawValue), \
+                            \(bind: device.locale), \(bind: due ?? now), \(bind: state), \(bind: reason), 0, \(bind: now))
+                            """
+                    }
+                    try await db.raw(
+                        """
+                        INSERT INTO push_deliveries (job_id, install_id, app_id, token, environment, locale, due_at, state, reason, attempts, updated_at)
+                        VALUES \(rows.joined(separator: ", "))
+                        """
+                    ).run()
+                }
+                sending = devices.contains { $0.retiredAt == nil && schedule.due(for: $0, now: now) != nil }
             }
             // A job that reaches no device to send to (none matched, or every one was skipped) is done at once.
-            let sending = devices.contains { $0.retiredAt == nil && schedule.due(for: $0, now: now) != nil }
             try await db.raw(
                 """
                 UPDATE push_jobs SET state = \(bind: sending ? "sending" : "done"), expanded_at = \(bind: now), \
@@ -165,20 +181,27 @@ struct PushJobStore: Sendable {
     /// registry unless it was registered again since. Jobs with nothing left pending are finished.
     func record(_ outcomes: [(Claimed, Outcome)], retire: [(app: String, token: String, at: Int64)], now: Int64) async throws {
         try await database.transaction { db in
-            for (delivery, outcome) in outcomes {
-                let (state, reason, apnsId, due): (String, String?, String?, Int64?) =
-                    switch outcome {
-                    case .sent(let apnsId): ("sent", nil, apnsId, nil)
-                    case .failed(let reason): ("failed", reason, nil, nil)
-                    case .skipped(let reason): ("skipped", reason, nil, nil)
-                    case .retry(let at, let reason): ("pending", reason, nil, at)
-                    }
-                let dueUpdate: SQLQueryString = due.map { ", due_at = \(bind: $0)" } ?? ""
+            // One statement per 200 outcomes, not one per delivery.
+            for chunk in outcomes.chunked(by: 200) {
+                let rows = chunk.map { delivery, outcome -> SQLQueryString in
+                    let (state, reason, apnsId, due): (String, String?, String?, Int64?) =
+                        switch outcome {
+                        case .sent(let apnsId): ("sent", nil, apnsId, nil)
+                        case .failed(let reason): ("failed", reason, nil, nil)
+                        case .skipped(let reason): ("skipped", reason, nil, nil)
+                        case .retry(let at, let reason): ("pending", reason, nil, at)
+                        }
+                    return """
+                        (\(bind: delivery.jobId), \(bind: delivery.installId), \(bind: state), CAST(\(bind: reason) AS TEXT), \
+                        CAST(\(bind: apnsId) AS TEXT), CAST(\(bind: due) AS BIGINT))
+                        """
+                }
                 try await db.raw(
                     """
-                    UPDATE push_deliveries SET state = \(bind: state), reason = \(bind: reason), apns_id = \(bind: apnsId), lease_until = NULL, \
-                    updated_at = \(bind: now)\(dueUpdate)
-                    WHERE job_id = \(bind: delivery.jobId) AND install_id = \(bind: delivery.installId)
+                    WITH v (job_id, install_id, state, reason, apns_id, due_at) AS (VALUES \(rows.joined(separator: ", ")))
+                    UPDATE push_deliveries SET state = v.state, reason = v.reason, apns_id = v.apns_id, lease_until = NULL, \
+                    updated_at = \(bind: now), due_at = COALESCE(v.due_at, push_deliveries.due_at)
+                    FROM v WHERE push_deliveries.job_id = v.job_id AND push_deliveries.install_id = v.install_id
                     """
                 ).run()
             }
@@ -233,6 +256,12 @@ struct PushJobStore: Sendable {
             sendAt: try row.decode(column: "send_at", as: Int64.self), localTime: try row.decode(column: "local_time", as: String?.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self), finishedAt: try row.decode(column: "finished_at", as: Int64?.self),
             totals: totals, reasons: reasons)
+    }
+
+    /// A job's message, for the sender.
+    func message(job id: String) async throws -> PushMessage? {
+        guard let row = try await database.raw("SELECT message FROM push_jobs WHERE id = \(bind: id)").first() else { return nil }
+        return try JSONDecoder().decode(PushMessage.self, from: Data(try row.decode(column: "message", as: String.self).utf8))
     }
 
     /// `app`'s latest jobs, newest first.

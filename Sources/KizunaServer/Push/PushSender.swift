@@ -55,9 +55,17 @@ final class PushSender: Service, Sendable {
             }
             group.addTask {
                 for await _ in self.wakes.cancelOnGracefulShutdown() {
-                    do {
-                        try await self.drain()
-                    } catch {
+                    // Abandoned (cancelled) at shutdown rather than awaited: see untilGracefulShutdown. A claimed
+                    // delivery left unanswered is sent again once its lease runs out.
+                    let failure = await untilGracefulShutdown { () -> (any Error)? in
+                        do {
+                            try await self.drain()
+                            return nil
+                        } catch {
+                            return error
+                        }
+                    }
+                    if case .some(.some(let error)) = failure {
                         self.logger.warning("Sending pushes failed; trying again", metadata: ["error": "\(error)"])
                     }
                 }
@@ -73,9 +81,14 @@ final class PushSender: Service, Sendable {
         defer { for watcher in watchers.withLock({ Array($0.values) }) { watcher.yield() } }
         while try await jobs.expandOneDue(now: settings.now()) {}
         while !Task.isShuttingDownGracefully {
+            let started = ContinuousClock.now
             let claimed = try await jobs.claim(limit: settings.batchSize, lease: Int64(settings.lease / .milliseconds(1)), now: settings.now())
             if claimed.isEmpty { return }
+            let sending = ContinuousClock.now
             try await send(claimed)
+            logger.debug(
+                "Sent a batch of pushes",
+                metadata: ["count": "\(claimed.count)", "claim": "\(sending - started)", "send": "\(ContinuousClock.now - sending)"])
         }
     }
 
@@ -84,63 +97,109 @@ final class PushSender: Service, Sendable {
         var messages: [String: PushMessage] = [:]
         for delivery in claimed {
             if credentialsByApp[delivery.app] == nil { credentialsByApp[delivery.app] = .some(try await credentials.credentials(app: delivery.app)) }
-            if messages[delivery.jobId] == nil, let status = try await jobs.status(id: delivery.jobId) { messages[delivery.jobId] = status.message }
+            if messages[delivery.jobId] == nil, let message = try await jobs.message(job: delivery.jobId) { messages[delivery.jobId] = message }
         }
         let now = settings.now()
-        // Outcomes are recorded as they come, a few dozen at a time: an instance killed mid-batch re-sends only the
+        // Outcomes are recorded as they come, a few hundred at a time: an instance killed mid-batch re-sends only the
         // deliveries whose answers it had not recorded.
         var outcomes: [(PushJobStore.Claimed, PushJobStore.Outcome)] = []
+        var payloads: [String: APNsPayload] = [:]
         var retire: [(app: String, token: String, at: Int64)] = []
-        func flush() async throws {
+        // Recorded in the background, one write after another, while sending goes on.
+        var recording: Task<Void, any Error>?
+        var sentCount = 0
+        func flush() {
             guard !outcomes.isEmpty else { return }
-            try await jobs.record(outcomes, retire: retire, now: settings.now())
+            Self.sent.increment(by: Int64(sentCount))  // counted by the batch: one update, not one per notification
+            sentCount = 0
+            let (batch, retired, previous, jobs, now) = (outcomes, retire, recording, jobs, settings.now)
             outcomes.removeAll(keepingCapacity: true)
             retire.removeAll(keepingCapacity: true)
+            recording = Task {
+                try await previous?.value
+                try await jobs.record(batch, retire: retired, now: now())
+            }
         }
-        func collect(_ done: (PushJobStore.Claimed, PushJobStore.Outcome, Int64?)) async throws {
+        func collect(_ done: (PushJobStore.Claimed, PushJobStore.Outcome, Int64?)) {
             outcomes.append((done.0, done.1))
             if let at = done.2 { retire.append((done.0.app, done.0.token, at)) }
-            Self.count(done.1)
-            if outcomes.count >= 64 { try await flush() }
+            if case .sent = done.1 { sentCount += 1 } else { Self.count(done.1) }
+            if outcomes.count >= 256 { flush() }
         }
-        // A tick every 100 ms records what has come in even while slow answers are awaited.
-        enum Event: Sendable {
-            case done(PushJobStore.Claimed, PushJobStore.Outcome, Int64?)
-            case tick
+        // Answers come as events, one per notification, and a tick every 100 ms records what has come in even while
+        // slow answers are awaited.
+        // Answers pile up here as they come (on the connections' event loops); the loop below is woken once for
+        // however many arrived meanwhile, and every 100 ms besides, to record what came in while slow answers wait.
+        let arrived = Mutex<[(PushJobStore.Claimed, Result<APNsOutcome, any Error>)]>([])
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(100))
+                wake.yield()
+            }
         }
-        try await withThrowingTaskGroup(of: Event.self) { group in
-            var inFlight = 0
-            var ticking = false
-            func handle(_ event: Event) async throws {
-                switch event {
-                case .done(let delivery, let outcome, let retired):
-                    inFlight -= 1
-                    try await collect((delivery, outcome, retired))
-                case .tick:
-                    ticking = false
-                    try await flush()
-                }
-                if inFlight > 0, !ticking {
-                    ticking = true
-                    group.addTask {
-                        try? await Task.sleep(for: .milliseconds(100))
-                        return .tick
-                    }
+        defer { ticker.cancel() }
+        var iterator = wakes.makeAsyncIterator()
+        var inFlight = 0
+        func take() {
+            for (delivery, answer) in arrived.withLock({ arrived in
+                defer { arrived.removeAll(keepingCapacity: true) }; return arrived
+            }) {
+                inFlight -= 1
+                switch answer {
+                case .success(.accepted(let apnsId)): collect((delivery, .sent(apnsId: apnsId), nil))
+                case .success(.refused(let status, let reason, let timestamp)):
+                    collect(self.handle(delivery, status: status, reason: reason, timestamp: timestamp, now: now))
+                case .failure(let error):
+                    logger.debug("An APNs request failed; retrying", metadata: ["error": "\(error)"])
+                    collect((delivery, backoff(delivery, reason: "ConnectionFailed", now: now), nil))
                 }
             }
-            for delivery in claimed {
-                while inFlight >= settings.concurrency, let event = try await group.next() { try await handle(event) }
-                let credentials = credentialsByApp[delivery.app] ?? nil
-                let message = messages[delivery.jobId]
-                group.addTask {
-                    let (delivery, outcome, retired) = await self.deliver(delivery, message: message, credentials: credentials, now: now)
-                    return .done(delivery, outcome, retired)
-                }
-                inFlight += 1
-            }
-            while let event = try await group.next() { try await handle(event) }
         }
-        try await flush()
+        var flushed = ContinuousClock.now
+        func waitForAnswers() async {
+            if await iterator.next() != nil { take() }
+            if ContinuousClock.now - flushed >= .milliseconds(100) {
+                flush()
+                flushed = ContinuousClock.now
+            }
+        }
+        // Sent 64 at a time per app and environment, each group in one turn of the connection's event loop.
+        let groups = Dictionary(grouping: claimed) { "\($0.app)/\($0.environment.rawValue)" }.values
+        for chunk in groups.flatMap({ $0.chunked(by: 64) }) {
+            while inFlight >= settings.concurrency { await waitForAnswers() }
+            let first = chunk[chunk.startIndex]
+            let credentials = credentialsByApp[first.app] ?? nil
+            var sending: [(delivery: PushJobStore.Claimed, payload: APNsPayload)] = []
+            for delivery in chunk {
+                // Built once per job and language, not once per device.
+                let key = "\(delivery.jobId)\u{0}\(delivery.locale ?? "")"
+                if payloads[key] == nil, let message = messages[delivery.jobId] { payloads[key] = APNsPayload(message, locale: delivery.locale) }
+                if !delivery.registered {
+                    collect((delivery, .skipped(reason: "TokenRetired"), nil))
+                } else if payloads[key] == nil {
+                    collect((delivery, .skipped(reason: "Cancelled"), nil))
+                } else if credentials == nil {
+                    collect((delivery, .failed(reason: "NoCredentials"), nil))
+                } else if let only = credentials?.environment, only != delivery.environment {
+                    collect((delivery, .skipped(reason: "EnvironmentNotConfigured"), nil))
+                } else if let payload = payloads[key] {
+                    sending.append((delivery, payload))
+                }
+            }
+            guard let credentials, !sending.isEmpty else { continue }
+            inFlight += sending.count
+            let deliveries = sending.map(\.delivery)
+            await client.send(
+                sending.map { ($0.payload, $0.delivery.token) }, environment: first.environment, app: first.app, credentials: credentials
+            ) { index, outcome in
+                arrived.withLock { $0.append((deliveries[index], outcome)) }
+                wake.yield()
+            }
+        }
+        while inFlight > 0 { await waitForAnswers() }
+        flush()
+        try await recording?.value
     }
 
     /// Yields after each pass over the due work (tests await the sends they caused).
@@ -150,33 +209,6 @@ final class PushSender: Service, Sendable {
         watchers.withLock { $0[key] = continuation }
         continuation.onTermination = { [weak self] _ in _ = self?.watchers.withLock { $0.removeValue(forKey: key) } }
         return stream
-    }
-
-    /// Sends one delivery; answers its outcome and, when APNs retired the token, when.
-    private func deliver(
-        _ delivery: PushJobStore.Claimed, message: PushMessage?, credentials: APNsCredentials?, now: Int64
-    ) async -> (
-        PushJobStore.Claimed, PushJobStore.Outcome, Int64?
-    ) {
-        guard delivery.registered else { return (delivery, .skipped(reason: "TokenRetired"), nil) }
-        guard let message else { return (delivery, .skipped(reason: "Cancelled"), nil) }
-        guard let credentials else { return (delivery, .failed(reason: "NoCredentials"), nil) }
-        if let only = credentials.environment, only != delivery.environment {
-            return (delivery, .skipped(reason: "EnvironmentNotConfigured"), nil)
-        }
-        let payload = APNsPayload(message, locale: delivery.locale)
-        do {
-            let outcome = try await client.send(
-                payload, to: delivery.token, environment: delivery.environment, app: delivery.app, credentials: credentials)
-            switch outcome {
-            case .accepted(let apnsId): return (delivery, .sent(apnsId: apnsId), nil)
-            case .refused(let status, let reason, let timestamp):
-                return handle(delivery, status: status, reason: reason, timestamp: timestamp, now: now)
-            }
-        } catch {
-            logger.debug("An APNs request failed; retrying", metadata: ["error": "\(error)"])
-            return (delivery, backoff(delivery, reason: "ConnectionFailed", now: now), nil)
-        }
     }
 
     /// APNs' refusal, by its reason: a dead token retired, a transient one retried with backoff, the rest failed.
@@ -201,11 +233,24 @@ final class PushSender: Service, Sendable {
         return .retry(at: now + base + Int64.random(in: 0...(base / 4)), reason: reason)
     }
 
+    /// Counters by name and reason, made once (a counter made per event costs a registry lookup each time).
+    private static let counters = Mutex<[String: Counter]>([:])
+    private static let sent = Counter(label: "kizuna_push_sent_total")
+
     private static func count(_ outcome: PushJobStore.Outcome) {
-        switch outcome {
-        case .sent: Counter(label: "kizuna_push_sent_total").increment()
-        case .failed(let reason), .skipped(let reason): Counter(label: "kizuna_push_failures_total", dimensions: [("reason", reason)]).increment()
-        case .retry(_, let reason): Counter(label: "kizuna_push_retries_total", dimensions: [("reason", reason)]).increment()
+        let (label, reason): (String, String) =
+            switch outcome {
+            case .sent: ("", "")
+            case .failed(let reason), .skipped(let reason): ("kizuna_push_failures_total", reason)
+            case .retry(_, let reason): ("kizuna_push_retries_total", reason)
+            }
+        if label.isEmpty { return sent.increment() }
+        let counter = counters.withLock { counters in
+            if let counter = counters[label + "/" + reason] { return counter }
+            let counter = Counter(label: label, dimensions: [("reason", reason)])
+            counters[label + "/" + reason] = counter
+            return counter
         }
+        counter.increment()
     }
 }

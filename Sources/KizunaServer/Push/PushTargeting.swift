@@ -28,6 +28,17 @@ enum PushTargeting {
         return condition
     }
 
+    /// The SQL that picks `target`'s devices of an app (after `app_id = …`), or `nil` when a condition must be
+    /// evaluated device by device.
+    static func selection(of target: PushTarget) -> SQLQueryString? {
+        switch target {
+        case .installs(let ids): " AND install_id IN (\(binds: ids))"
+        case .users(let ids): " AND user_id IN (\(binds: ids))"
+        case .all: ""
+        case .condition: nil
+        }
+    }
+
     /// The devices of `app` that `target` reaches, retired tokens included (their deliveries are skipped, and counted).
     static func devices(of target: PushTarget, app: String, now: Int64, on db: any SQLDatabase) async throws -> [PushDevice] {
         let select: SQLQueryString = "SELECT \(PushDeviceRepository.columns) FROM push_devices WHERE app_id = \(bind: app)"

@@ -198,7 +198,8 @@ package final class ChangeFeed: Service, Sendable {
         perform(state.withLock { $0.machine.start(position: start) })
         await withTaskGroup(of: Void.self) { group in
             if database.engine == .postgres, let configuration = database.postgresConfiguration {
-                group.addTask { await self.listen(configuration) }
+                // Left behind at shutdown, cancelled: a reconnection may be in a handshake that ignores cancellation.
+                group.addTask { _ = await untilGracefulShutdown { await self.listen(configuration) } }
             }
             group.addTask {
                 while !Task.isCancelled {
@@ -211,10 +212,16 @@ package final class ChangeFeed: Service, Sendable {
                 // soon, backing off to the poll interval: the wake-up it answered may have been the last for a while.
                 var retry = Duration.milliseconds(250)
                 for await _ in self.wakes.cancelOnGracefulShutdown() {
-                    do {
-                        try await self.catchUp()
-                        retry = .milliseconds(250)
-                    } catch {
+                    let outcome = await untilGracefulShutdown { () -> (any Error)? in
+                        do {
+                            try await self.catchUp()
+                            return nil
+                        } catch {
+                            return error
+                        }
+                    }
+                    guard let outcome else { break }  // shutting down
+                    if let error = outcome {
                         self.logger.warning("Reading the change log failed; retrying", metadata: ["error": "\(error)", "retryIn": "\(retry)"])
                         let (wake, delay) = (self.wake, retry)
                         Task {
@@ -222,6 +229,8 @@ package final class ChangeFeed: Service, Sendable {
                             wake.yield()
                         }
                         retry = min(retry * 2, self.pollInterval)
+                    } else {
+                        retry = .milliseconds(250)
                     }
                 }
             }
