@@ -111,18 +111,21 @@ final class APNsClient: Sendable {
 
     private func requests(
         _ items: [(payload: APNsPayload, token: String)], bearer: String, credentials: APNsCredentials, host: String
-    )
-        -> [(headers: HPACKHeaders, body: ByteBuffer)]
-    {
-        items.map { payload, token in
+    ) -> [(headers: HPACKHeaders, body: ByteBuffer)] {
+        // apns-id: one random UUID per call, its last 12 hex digits counting the notifications — unique, and cheap.
+        let base = UUID().uuidString.lowercased().dropLast(12)
+        return items.enumerated().map { index, item in
+            let counter = String(index, radix: 16)
             var headers = HPACKHeaders([
-                (":method", "POST"), (":scheme", "https"), (":path", "/3/device/\(token)"), (":authority", host),
-                ("authorization", "bearer \(bearer)"), ("apns-topic", credentials.topic), ("apns-push-type", payload.pushType.rawValue),
-                ("apns-priority", String(payload.priority)), ("apns-expiration", String(payload.expiration ?? 0)),
+                (":method", "POST"), (":scheme", "https"), (":path", "/3/device/\(item.token)"), (":authority", host),
+                ("authorization", "bearer \(bearer)"), ("apns-topic", credentials.topic), ("apns-push-type", item.payload.pushType.rawValue),
+                ("apns-priority", String(item.payload.priority)), ("apns-expiration", String(item.payload.expiration ?? 0)),
                 ("content-type", "application/json"),
             ])
-            if let collapse = payload.collapseId { headers.add(name: "apns-collapse-id", value: collapse) }
-            return (headers, ByteBuffer(bytes: payload.bytes))
+            // Never indexed: each id is used once and would only push the token out of HPACK's table.
+            headers.add(name: "apns-id", value: base + String(repeating: "0", count: 12 - counter.count) + counter, indexing: .nonIndexable)
+            if let collapse = item.payload.collapseId { headers.add(name: "apns-collapse-id", value: collapse) }
+            return (headers, ByteBuffer(bytes: item.payload.bytes))
         }
     }
 
