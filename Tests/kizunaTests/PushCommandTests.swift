@@ -28,19 +28,27 @@ struct PushCommandTests {
 
     static func token(_ n: Int) -> String { String(format: "%064x", n + 0x2000) }
 
-    /// Registers installs directly in the store (as the device route would).
-    static func register(_ count: Int, in database: KizunaDatabase) async throws {
+    /// Registers installs directly in the SQLite store of `dataDirectory` (as the device route would), beside the
+    /// running server.
+    static func register(_ count: Int, dataDirectory: String) async throws {
+        let database = try KizunaDatabase(location: .sqlite(dataDirectory: dataDirectory))
         let now = EpochMillis.now
-        try await database.transaction { db in
-            for n in 1...count {
-                try await db.raw(
-                    """
-                    INSERT INTO push_devices (app_id, install_id, token, environment, locale, registered_at)
-                    VALUES ('shop', \(bind: "i\(n)"), \(bind: token(n)), 'production', 'ja-JP', \(bind: now))
-                    """
-                ).run()
+        do {
+            try await database.transaction { db in
+                for n in 1...count {
+                    try await db.raw(
+                        """
+                        INSERT INTO push_devices (app_id, install_id, token, environment, locale, registered_at)
+                        VALUES ('shop', \(bind: "i\(n)"), \(bind: token(n)), 'production', 'ja-JP', \(bind: now))
+                        """
+                    ).run()
+                }
             }
+        } catch {
+            await database.shutdown()
+            throw error
         }
+        await database.shutdown()  // closed here, not by deinit on some event loop
     }
 
     @Test func theCommandsSetCredentialsSendFollowAndCancel() async throws {
@@ -57,7 +65,7 @@ struct PushCommandTests {
             try await cli.kizuna(["push", "credentials", "set", "--app", "shop", "--p8", p8.path, "--key-id", Self.keyId, "--team-id", Self.teamId])
             try await cli.kizuna(["push", "credentials", "show", "--app", "shop"])
             #expect(try await cli.admin.pushCredentials(app: "shop").keyId == Self.keyId)
-            try await Self.register(3, in: try KizunaDatabase(location: .sqlite(dataDirectory: cli.directory.path)))
+            try await Self.register(3, dataDirectory: cli.directory.path)
             try await cli.kizuna(["push", "devices", "--app", "shop"])
 
             try await cli.kizuna([
@@ -116,7 +124,7 @@ struct PushCommandTests {
             let admin = AdminClient(server: URL(string: "http://127.0.0.1:\(port)")!, token: token)
             _ = try await admin.createApp(NewApp(id: "shop", name: "Shop", platform: .ios, bundleId: "com.example.shop", teamId: "ABCDE12345"))
             try await admin.setPushCredentials(app: "shop", PushCredentialsUpload(p8: key.pemRepresentation, keyId: Self.keyId, teamId: Self.teamId))
-            try await Self.register(devices, in: try KizunaDatabase(location: .sqlite(dataDirectory: data)))
+            try await Self.register(devices, dataDirectory: data)
             let job = try await admin.sendPush(
                 app: "shop", PushSendRequest(target: .all, message: PushMessage(body: PushText("Hi"), collapseId: "hi")))
             // Every notification reached APNs; the answered ones are recorded, the held ones wait on their answers.
