@@ -22,15 +22,12 @@ package final class ServerSecrets: Sendable {
     package func key(_ name: String) async throws -> SymmetricKey {
         if let cached = cache.withLock({ $0[name] }) { return cached }
         let fresh = base64URL(randomBytes(32))
-        // A write, so through a transaction: on SQLite that is where this process's writers take turns.
-        try await database.transaction { db in
-            try await db.raw(
-                """
-                INSERT INTO server_secrets (name, secret, created_at) VALUES (\(bind: name), \(bind: fresh), \(bind: EpochMillis.now))
-                ON CONFLICT (name) DO NOTHING
-                """
-            ).run()
-        }
+        try await database.raw(
+            """
+            INSERT INTO server_secrets (name, secret, created_at) VALUES (\(bind: name), \(bind: fresh), \(bind: EpochMillis.now))
+            ON CONFLICT (name) DO NOTHING
+            """
+        ).run()
         guard let row = try await database.select().column("secret").from("server_secrets").where("name", .equal, SQLBind(name)).first(),
             let bytes = base64URLDecoded(try row.decode(column: "secret", as: String.self)), bytes.count == 32
         else { throw KizunaError(.internalError, "The server's '\(name)' key is missing or damaged in the store.") }
