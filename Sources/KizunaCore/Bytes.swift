@@ -13,6 +13,28 @@ package func hex(_ data: some Sequence<UInt8>) -> String {
     return String(decoding: bytes, as: UTF8.self)
 }
 
+/// The bytes of hex text (either case), as ``hex(_:)`` writes it; `nil` for an odd length or any other character
+/// (a sign or a space too, which `UInt8(_:radix:)` would let through).
+package func hexDecoded(_ text: some StringProtocol) -> [UInt8]? {
+    func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+    let digits = Array(text.utf8)
+    guard digits.count % 2 == 0 else { return nil }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(digits.count / 2)
+    for index in stride(from: 0, to: digits.count, by: 2) {
+        guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+        bytes.append(high << 4 | low)
+    }
+    return bytes
+}
+
 /// Base64url without padding (RFC 4648 §5): safe in URLs, headers and cookies as it is.
 package func base64URL(_ data: Data) -> String {
     // Mapped byte by byte: Foundation's replacingOccurrences goes through NSString, which showed in the data API's

@@ -130,11 +130,11 @@ struct PushJobsTests {
         #expect(second != first && tokens.signedCount == 2)
         // The token's claims: kid, iss and a whole-second iat, signed by the key.
         let parts = second.split(separator: ".")
-        let claims = try JSONDecoder().decode([String: JSONValue].self, from: try #require(Self.base64URL(parts[1])))
-        let header = try JSONDecoder().decode([String: JSONValue].self, from: try #require(Self.base64URL(parts[0])))
+        let claims = try JSONDecoder().decode([String: JSONValue].self, from: try #require(base64URLDecoded(parts[1])))
+        let header = try JSONDecoder().decode([String: JSONValue].self, from: try #require(base64URLDecoded(parts[0])))
         #expect(header["alg"] == .string("ES256") && header["kid"] == .string(PushFixture.keyId) && claims["iss"] == .string(PushFixture.teamId))
         #expect(claims["iat"] == .number(Double(clock.now / 1000)))
-        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Self.base64URL(parts[2])))
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(base64URLDecoded(parts[2])))
         #expect(key.publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)))
         // Refused by APNs: replaced at once, however young; a stale refusal changes nothing.
         await tokens.refused(second, for: credentials)
@@ -142,11 +142,5 @@ struct PushJobsTests {
         #expect(third != second && tokens.signedCount == 3)
         await tokens.refused(second, for: credentials)
         #expect(try await tokens.token(for: credentials) == third)
-    }
-
-    static func base64URL(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }

@@ -23,13 +23,7 @@ public struct EvaluationContext: Sendable {
         buildNumber = device.buildNumber.flatMap { reader.parse(.string($0), at: .root["buildNumber"], BuildNumber.init(parsing:)) }
         osVersion = device.osVersion.flatMap { reader.parse(.string($0), at: .root["osVersion"], SemanticVersion.init(parsing:)) }
         try reader.throwIfFailed("The device context")
-        platform = device.platform
-        self.appId = appId
-        locale = device.locale.map(LocaleTag.init)
-        country = device.country?.uppercased()
-        installId = device.installId
-        attributes = device.attributes ?? [:]
-        self.now = now
+        (platform, self.appId, locale, country, installId, attributes, self.now) = Self.rest(of: device, appId: appId, now: now)
     }
 
     /// The context of a device the server checked when it registered (a push registration): a version that is absent
@@ -38,12 +32,15 @@ public struct EvaluationContext: Sendable {
         appVersion = try? SemanticVersion(parsing: device.appVersion)
         buildNumber = device.buildNumber.flatMap { try? BuildNumber(parsing: $0) }
         osVersion = device.osVersion.flatMap { try? SemanticVersion(parsing: $0) }
-        platform = device.platform
-        self.appId = appId
-        locale = device.locale.map(LocaleTag.init)
-        country = device.country?.uppercased()
-        installId = device.installId
-        attributes = device.attributes ?? [:]
-        self.now = now
+        (platform, self.appId, locale, country, installId, attributes, self.now) = Self.rest(of: device, appId: appId, now: now)
+    }
+
+    /// What both initializers take as it is: everything but the versions.
+    private static func rest(
+        of device: DeviceContext, appId: String?, now: Date
+    ) -> (
+        Platform?, String?, LocaleTag?, String?, String?, [String: AttributeValue], Date
+    ) {
+        (device.platform, appId, device.locale.map(LocaleTag.init), device.country?.uppercased(), device.installId, device.attributes ?? [:], now)
     }
 }

@@ -42,3 +42,11 @@ extension NewApp {
         return result
     }
 }
+
+extension AppRepository {
+    /// The app `id` names. - Throws: `not_found` (``KizunaError/noSuchApp(_:)``) when there is none.
+    package func require(_ id: String) async throws -> AppRecord {
+        guard let app = try await find(id: id) else { throw KizunaError.noSuchApp(id) }
+        return app
+    }
+}

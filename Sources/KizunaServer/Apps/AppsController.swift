@@ -51,10 +51,6 @@ struct AppsController: Sendable {
     }
 
     private func find(_ context: KizunaRequestContext) async throws -> AppRecord {
-        let id = try context.parameters.path("app")
-        guard let app = try await repository.find(id: id) else {
-            throw KizunaError.noSuchApp(id)
-        }
-        return app
+        try await repository.require(try context.parameters.path("app"))
     }
 }

@@ -164,10 +164,6 @@ struct PublishingController: Sendable {
     }
 
     private func appId(_ context: KizunaRequestContext) async throws -> String {
-        let app = try context.parameters.path("app")
-        guard try await apps.find(id: app) != nil else {
-            throw KizunaError.noSuchApp(app)
-        }
-        return app
+        try await apps.require(try context.parameters.path("app")).id
     }
 }

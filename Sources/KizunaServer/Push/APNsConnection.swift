@@ -169,9 +169,9 @@ private final class StreamHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         let stream = context.channel
-        let promise = answer
+        let (promise, seconds) = (answer, timeout.nanoseconds / 1_000_000_000)
         timer = context.eventLoop.scheduleTask(in: timeout) {
-            promise.fail(ChannelError.connectTimeout(.seconds(0)))
+            promise.fail(KizunaError(.timeout, "APNs did not answer within \(seconds) s."))
             stream.close(promise: nil)
         }
         if context.channel.isActive { write(context) }

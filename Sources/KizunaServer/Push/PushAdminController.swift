@@ -101,9 +101,7 @@ struct PushAdminController: Sendable {
     }
 
     private func requireApp(_ context: KizunaRequestContext) async throws -> AppRecord {
-        let id = try context.parameters.path("app")
-        guard let app = try await apps.find(id: id) else { throw KizunaError.noSuchApp(id) }
-        return app
+        try await apps.require(try context.parameters.path("app"))
     }
 
     private func requireJob(_ context: KizunaRequestContext) async throws -> PushJobStatus {

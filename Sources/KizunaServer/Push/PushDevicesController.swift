@@ -24,7 +24,7 @@ struct PushDevicesController: Sendable {
         try limiter.take("\(app)/\(registration.installId)")
         try Self.validate(registration)
         let token = try APNsDeviceToken(parsing: registration.token)
-        try await requireApp(app)
+        _ = try await apps.require(app)
         // A session, when sent, must be valid: a token linked to the wrong account would push another's messages.
         var userId: String?
         if let bearer = request.bearerToken { userId = try await accounts.authenticate(bearer).account.id }
@@ -36,15 +36,11 @@ struct PushDevicesController: Sendable {
         let app = try context.parameters.path("app")
         let install = try context.parameters.path("install")
         try limiter.take("\(app)/\(install)")
-        try await requireApp(app)
+        _ = try await apps.require(app)
         guard try await devices.unregister(app: app, installId: install) else {
             throw KizunaError(.notFound, "No install '\(install)' is registered for push in app '\(app)'.", field: "install")
         }
         return Response(status: .noContent)
-    }
-
-    private func requireApp(_ app: String) async throws {
-        guard try await apps.find(id: app) != nil else { throw KizunaError.noSuchApp(app) }
     }
 
     /// The fields besides the token, each within what a device sends.

@@ -24,7 +24,7 @@ struct PushJobStore: Sendable {
     /// Stores a new job, due at `sendAt` (epoch milliseconds; for a local-time send, the first moment its wall-clock
     /// time is reached anywhere).
     func create(app: String, _ request: PushSendRequest, plan: PushSchedule, now: Int64) async throws -> PushJobStatus {
-        let id = "push_" + hex((0..<12).map { _ in UInt8.random(in: 0...255) })
+        let id = "push_" + hex(randomBytes(12))
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let target = String(decoding: try encoder.encode(request.target), as: UTF8.self)
@@ -178,7 +178,7 @@ struct PushJobStore: Sendable {
     }
 
     /// Records outcomes, in one transaction; a token APNs retired (`retire`, with APNs' timestamp) is marked in the
-    /// registry unless it was registered again since. Jobs with nothing left pending are finished.
+    /// registry unless it was registered again since. ``finish(_:now:)`` ends the jobs afterwards.
     func record(_ outcomes: [(Claimed, Outcome)], retire: [(app: String, token: String, at: Int64)], now: Int64) async throws {
         try await database.transaction { db in
             // One statement per 200 outcomes, not one per delivery.
@@ -213,16 +213,35 @@ struct PushJobStore: Sendable {
                     """
                 ).run()
             }
-            let jobs = Set(outcomes.map(\.0.jobId))
-            for job in jobs {
-                try await db.raw(
-                    """
-                    UPDATE push_jobs SET state = 'done', finished_at = \(bind: now)
-                    WHERE id = \(bind: job) AND state = 'sending'
-                    AND NOT EXISTS (SELECT 1 FROM push_deliveries d WHERE d.job_id = \(bind: job) AND d.state = 'pending')
-                    """
-                ).run()
-            }
+        }
+    }
+
+    /// Jobs still `sending` with nothing left pending: an instance recorded their last outcomes and stopped before
+    /// finishing them (a kill between the two). Read only, so an idle sender stays a reader.
+    func stranded() async throws -> Set<String> {
+        let rows = try await database.raw(
+            """
+            SELECT id FROM push_jobs WHERE state = 'sending'
+            AND NOT EXISTS (SELECT 1 FROM push_deliveries d WHERE d.job_id = push_jobs.id AND d.state = 'pending') LIMIT 100
+            """
+        ).all()
+        return Set(try rows.map { try $0.decode(column: "id", as: String.self) })
+    }
+
+    /// Marks done those of `ids` with nothing left pending. Its own transaction, run after the sender's outcomes are
+    /// committed: inside the recording transaction, two instances finishing a job's last deliveries at once each saw
+    /// the other's as still pending (PostgreSQL's read committed), and the job stayed `sending` for good. Whichever
+    /// instance commits last sees both here.
+    func finish(_ ids: Set<String>, now: Int64) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.transaction { db in
+            try await db.raw(
+                """
+                UPDATE push_jobs SET state = 'done', finished_at = \(bind: now)
+                WHERE id IN (\(binds: Array(ids))) AND state = 'sending'
+                AND NOT EXISTS (SELECT 1 FROM push_deliveries d WHERE d.job_id = push_jobs.id AND d.state = 'pending')
+                """
+            ).run()
         }
     }
 

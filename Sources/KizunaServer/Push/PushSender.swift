@@ -15,7 +15,7 @@ final class PushSender: Service, Sendable {
     let jobs: PushJobStore
     let credentials: PushCredentialStore
     let client: APNsClient
-    let settings: PushSettings
+    var settings: PushSettings { client.settings }
     let readiness: Readiness?
     let logger: Logger
     private let wakes: AsyncStream<Void>
@@ -26,7 +26,6 @@ final class PushSender: Service, Sendable {
         self.jobs = jobs
         self.credentials = credentials
         self.client = client
-        settings = client.settings
         self.readiness = readiness
         self.logger = logger
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -80,6 +79,7 @@ final class PushSender: Service, Sendable {
     func drain() async throws {
         defer { for watcher in watchers.withLock({ Array($0.values) }) { watcher.yield() } }
         while try await jobs.expandOneDue(now: settings.now()) {}
+        try await jobs.finish(try await jobs.stranded(), now: settings.now())
         while !Task.isShuttingDownGracefully {
             let started = ContinuousClock.now
             let claimed = try await jobs.claim(limit: settings.batchSize, lease: Int64(settings.lease / .milliseconds(1)), now: settings.now())
@@ -200,6 +200,7 @@ final class PushSender: Service, Sendable {
         while inFlight > 0 { await waitForAnswers() }
         flush()
         try await recording?.value
+        try await jobs.finish(Set(claimed.map(\.jobId)), now: settings.now())
     }
 
     /// Yields after each pass over the due work (tests await the sends they caused).

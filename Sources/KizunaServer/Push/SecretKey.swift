@@ -29,7 +29,7 @@ package struct SecretKey: Sendable {
     /// The key `KIZUNA_SECRET_KEY` holds: 64 hex digits, or the base64 of 32 bytes.
     package init(text: String) throws(KizunaError) {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.count == 64, let bytes = Self.hexBytes(trimmed) {
+        if trimmed.count == 64, let bytes = hexDecoded(trimmed) {
             try self.init(bytes: bytes)
         } else if let bytes = Data(base64Encoded: trimmed) {
             try self.init(bytes: bytes)
@@ -98,18 +98,6 @@ package struct SecretKey: Sendable {
             throw KizunaError(
                 .internalError, "A stored secret does not open with this server's secret key (another key, or the stored bytes changed).")
         }
-    }
-
-    private static func hexBytes(_ text: String) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
     }
 }
 
