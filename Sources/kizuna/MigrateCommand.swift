@@ -11,6 +11,9 @@ struct MigrateCommand: AsyncParsableCommand {
             Each step is transactional; data steps commit in batches with a checkpoint, so a run that is killed can \
             simply be started again and finishes with nothing lost or done twice. A store written by a newer Kizuna \
             is refused and left untouched.
+
+            Exit status: 0; with --status --fail-if-pending, 4 when steps remain (or there is no store yet), so a \
+            deploy script can tell before it starts the new version.
             """
     )
 
@@ -19,6 +22,9 @@ struct MigrateCommand: AsyncParsableCommand {
 
     @Flag(help: "Only report whether the store needs migrating and which steps remain; change nothing.")
     var status = false
+
+    @Flag(name: .customLong("fail-if-pending"), help: "With --status: exit 4 when steps remain.")
+    var failIfPending = false
 
     @Option(help: "Apply steps only up to this version.")
     var to: Int?
@@ -29,7 +35,11 @@ struct MigrateCommand: AsyncParsableCommand {
     func validate() throws {
         guard batchSize > 0 else { throw ValidationError("--batch-size must be at least 1.") }
         if let to, to < 0 { throw ValidationError("--to must not be negative.") }
+        if failIfPending && !status { throw ValidationError("--fail-if-pending goes with --status.") }
     }
+
+    /// The exit status of `--status --fail-if-pending` when the store needs migrating.
+    static let pendingExitCode: Int32 = 4
 
     func run() async throws {
         let result = try await withStore(store) { database in
@@ -40,6 +50,7 @@ struct MigrateCommand: AsyncParsableCommand {
             return try await runner.migrate(upTo: to, batchSize: batchSize) { display.show($0) }
         }
         try report(result)
+        if failIfPending && (result.needsMigration || !result.storeExists) { throw ExitCode(Self.pendingExitCode) }
     }
 
     private func report(_ status: MigrationStatus) throws {

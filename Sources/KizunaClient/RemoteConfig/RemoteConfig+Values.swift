@@ -36,15 +36,22 @@ extension RemoteConfig {
     /// Decodes the value for `key` (typically a JSON parameter) into `type`.
     ///
     /// Decode into a type that mirrors the JSON exactly, then convert it into your domain type, so the
-    /// conversions live in one place; ``decode(_:forKey:as:)`` does both.
+    /// conversions live in one place; ``decode(_:forKey:decoder:as:)`` does both.
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - key: The parameter key.
+    ///   - decoder: The decoder, configured as your API client's is (say, `.convertFromSnakeCase` keys, or a date
+    ///     strategy); a plain `JSONDecoder` by default.
     /// - Throws: `not_found` when neither the server nor the defaults have `key`; `validation_failed` naming the
     ///   key and the decoding problem.
-    public func decode<Value: Decodable>(_ type: Value.Type, forKey key: String) throws(KizunaError) -> Value {
+    public func decode<Value: Decodable>(
+        _ type: Value.Type, forKey key: String, decoder: JSONDecoder = JSONDecoder()
+    ) throws(KizunaError) -> Value {
         guard let value = self[key] else {
             throw KizunaError(.notFound, "Remote config has no value and no default for '\(key)'.", field: key)
         }
         do {
-            return try JSONDecoder().decode(Value.self, from: JSONEncoder().encode(value))
+            return try decoder.decode(Value.self, from: JSONEncoder().encode(value))
         } catch {
             throw KizunaError(.validationFailed, "The value of '\(key)' is not a \(Value.self): \(Self.describe(error))", field: key)
         }
@@ -52,9 +59,11 @@ extension RemoteConfig {
 
     /// Decodes the value for `key` into the wire type `DTO`, then converts it with `convert` (the DTO pattern:
     /// decode what the JSON says, then build the domain value in one throwing step).
-    /// - Throws: what ``decode(_:forKey:)`` throws; `validation_failed` naming the key when `convert` throws.
-    public func decode<DTO: Decodable, Value>(_ dto: DTO.Type, forKey key: String, as convert: (DTO) throws -> Value) throws(KizunaError) -> Value {
-        let wire = try decode(DTO.self, forKey: key)
+    /// - Throws: what ``decode(_:forKey:decoder:)`` throws; `validation_failed` naming the key when `convert` throws.
+    public func decode<DTO: Decodable, Value>(
+        _ dto: DTO.Type, forKey key: String, decoder: JSONDecoder = JSONDecoder(), as convert: (DTO) throws -> Value
+    ) throws(KizunaError) -> Value {
+        let wire = try decode(DTO.self, forKey: key, decoder: decoder)
         do {
             return try convert(wire)
         } catch let error as KizunaError {

@@ -14,7 +14,10 @@ extension GatePolicy {
     ///                   "timeZone": "Asia/Tokyo"}, "allowInstallIds": ["tester-1"]},
     ///   "minimumOSVersion": {"version": "17.0", "deadline": "2027-01-15T00:00:00+09:00",
     ///                        "windows": [{"days": ["sat", "sun"], "from": "02:00", "until": "05:00", "timeZone": "Asia/Tokyo"}]},
-    ///   "notices": {"require": {"url": "https://apps.apple.com/app/id1", "texts": {"ja": {"title": "…", "message": "…"}}}},
+    ///   "osAdvisories": [{"osVersion": {">=": "26.0", "<": "26.0.1"}, "platforms": ["ios"], "action": "recommend",
+    ///                     "notice": {"url": null, "texts": {"en": {"title": "…", "message": "…"}}}}],
+    ///   "notices": {"require": {"url": "https://apps.apple.com/app/id1", "texts": {"ja": {"title": "…", "message": "…"}}},
+    ///               "maintenance": {"url": null}},
     ///   "defaultLanguage": "en"
     /// }
     /// ```
@@ -27,7 +30,7 @@ extension GatePolicy {
                 root,
                 known: [
                     "minimumVersion", "recommendedVersion", "nagIntervalSeconds", "blockedVersions", "maintenance",
-                    "minimumOSVersion", "notices", "defaultLanguage",
+                    "minimumOSVersion", "osAdvisories", "notices", "defaultLanguage",
                 ],
                 at: .root
             )
@@ -40,6 +43,7 @@ extension GatePolicy {
         blockedVersions = policy.blockedVersions
         maintenance = policy.maintenance
         minimumOSVersion = policy.minimumOSVersion
+        osAdvisories = policy.osAdvisories
         notices = policy.notices
         defaultLanguage = policy.defaultLanguage
         self.source = source
@@ -53,6 +57,7 @@ extension GatePolicy {
         var blockedVersions: [Comparison<SemanticVersion>] = []
         var maintenance: Maintenance?
         var minimumOSVersion: OSRequirement?
+        var osAdvisories: [OSAdvisory] = []
         var notices: [NoticeKind: GateNotice] = [:]
         var defaultLanguage = "en"
 
@@ -92,6 +97,9 @@ extension GatePolicy {
             if let value = root["maintenance"] { maintenance = Self.maintenance(value, at: path["maintenance"], reader: &reader) }
             if let value = root["minimumOSVersion"] {
                 minimumOSVersion = Self.osRequirement(value, at: path["minimumOSVersion"], reader: &reader)
+            }
+            if let value = root["osAdvisories"], let list = reader.array(value, at: path["osAdvisories"]) {
+                osAdvisories = list.enumerated().compactMap { Self.osAdvisory($1, at: path["osAdvisories"][$0], reader: &reader) }
             }
             if let value = root["notices"] { notices = Self.notices(value, at: path["notices"], reader: &reader) }
             if let value = root["defaultLanguage"], let language = reader.string(value, at: path["defaultLanguage"]) {
@@ -146,34 +154,79 @@ extension GatePolicy {
                     reader.problem(at, "is not a kind of notice; expected one of \(known)", code: "unknown_field")
                     continue
                 }
-                guard let notice = reader.object(object[key]!, at: at) else { continue }
-                reader.rejectUnknownKeys(notice, known: ["url", "texts"], at: at)
-                var url: String?
-                if let value = notice["url"], let text = reader.string(value, at: at["url"]) {
-                    if let parsed = URL(string: text), let scheme = parsed.scheme?.lowercased(),
-                        ["https", "http", "itms-apps"].contains(scheme), parsed.host != nil
-                    {
-                        url = text
-                    } else {
-                        reader.problem(at["url"], "\"\(text)\" is not an absolute https, http or itms-apps URL")
-                    }
-                }
-                var texts: [String: LocalizedText] = [:]
-                if let value = notice["texts"], let byLanguage = reader.object(value, at: at["texts"]) {
-                    for language in byLanguage.keys.sorted() {
-                        let textPath = at["texts"][language]
-                        guard let entry = reader.object(byLanguage[language]!, at: textPath) else { continue }
-                        reader.rejectUnknownKeys(entry, known: ["title", "message"], at: textPath)
-                        let title = entry["title"].flatMap { reader.string($0, at: textPath["title"]) }
-                        let message = entry["message"].flatMap { reader.string($0, at: textPath["message"]) }
-                        if entry["title"] == nil { reader.problem(textPath["title"], "is required", code: "missing") }
-                        if entry["message"] == nil { reader.problem(textPath["message"], "is required", code: "missing") }
-                        if let title, let message { texts[LocaleTag(language).description] = LocalizedText(title: title, message: message) }
-                    }
-                }
-                result[kind] = GateNotice(texts: texts, url: url)
+                if let notice = Self.notice(object[key]!, at: at, reader: &reader) { result[kind] = notice }
             }
             return result
+        }
+
+        static func osAdvisory(_ value: JSONValue, at path: JSONPath, reader: inout DocumentReader) -> OSAdvisory? {
+            guard let object = reader.object(value, at: path) else { return nil }
+            reader.rejectUnknownKeys(object, known: ["osVersion", "platforms", "action", "notice"], at: path)
+            var versions: Comparison<SemanticVersion>?
+            let at = path["osVersion"]
+            switch object["osVersion"] {
+            case nil:
+                reader.problem(at, "is required: a version such as \"26.0\" or a range such as {\">=\": \"26.0\", \"<\": \"26.1\"}", code: "missing")
+            case .string(let text)?:
+                versions = reader.parse(.string(text), at: at, SemanticVersion.init(parsing:)).map { Comparison([.init(op: .equal, value: $0)]) }
+            case let range?:
+                versions = Condition.comparison(range, at: at, reader: &reader) { $0.parse($1, at: $2, SemanticVersion.init(parsing:)) }
+            }
+            var platforms: Set<Platform> = []
+            if let value = object["platforms"], let names = reader.strings(value, at: path["platforms"]) {
+                for (index, name) in names.enumerated() {
+                    guard let platform = Platform(rawValue: name) else {
+                        let known = Platform.allCases.map(\.rawValue).joined(separator: ", ")
+                        reader.problem(path["platforms"][index], "\"\(name)\" is not a platform; expected one of \(known)")
+                        continue
+                    }
+                    platforms.insert(platform)
+                }
+            }
+            var action = UpdateDecision.Action.recommend
+            if let value = object["action"], let name = reader.string(value, at: path["action"]) {
+                switch name {
+                case "recommend": action = .recommend
+                case "require": action = .require
+                default: reader.problem(path["action"], "\"\(name)\" is not recommend or require")
+                }
+            }
+            let notice = object["notice"].flatMap { Self.notice($0, at: path["notice"], reader: &reader) }
+            return versions.map { OSAdvisory(versions: $0, platforms: platforms, action: action, notice: notice) }
+        }
+
+        /// One notice: `{"url": "https://…" | null, "texts": {"ja": {"title", "message"}}}`.
+        static func notice(_ value: JSONValue, at path: JSONPath, reader: inout DocumentReader) -> GateNotice? {
+            guard let notice = reader.object(value, at: path) else { return nil }
+            reader.rejectUnknownKeys(notice, known: ["url", "texts"], at: path)
+            var link = GateNotice.Link.automatic
+            switch notice["url"] {
+            case nil: break
+            case .null?: link = .none
+            case let value?:
+                guard let text = reader.string(value, at: path["url"]) else { break }
+                if let parsed = URL(string: text), let scheme = parsed.scheme?.lowercased(),
+                    ["https", "http", "itms-apps"].contains(scheme), parsed.host != nil
+                {
+                    link = .url(text)
+                } else {
+                    reader.problem(path["url"], "\"\(text)\" is not an absolute https, http or itms-apps URL (or null, for no button)")
+                }
+            }
+            var texts: [String: LocalizedText] = [:]
+            if let value = notice["texts"], let byLanguage = reader.object(value, at: path["texts"]) {
+                for language in byLanguage.keys.sorted() {
+                    let textPath = path["texts"][language]
+                    guard let entry = reader.object(byLanguage[language]!, at: textPath) else { continue }
+                    reader.rejectUnknownKeys(entry, known: ["title", "message"], at: textPath)
+                    let title = entry["title"].flatMap { reader.string($0, at: textPath["title"]) }
+                    let message = entry["message"].flatMap { reader.string($0, at: textPath["message"]) }
+                    if entry["title"] == nil { reader.problem(textPath["title"], "is required", code: "missing") }
+                    if entry["message"] == nil { reader.problem(textPath["message"], "is required", code: "missing") }
+                    if let title, let message { texts[LocaleTag(language).description] = LocalizedText(title: title, message: message) }
+                }
+            }
+            return GateNotice(texts: texts, link: link)
         }
     }
 }

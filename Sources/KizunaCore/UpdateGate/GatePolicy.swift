@@ -7,7 +7,7 @@ import Foundation
 public struct GatePolicy: Sendable {
     /// Which prompt a decision shows.
     public enum NoticeKind: String, Sendable, Hashable, CaseIterable {
-        case require, recommend, maintenance, osUpdate
+        case require, recommend, maintenance, osUpdate, osAdvisory
     }
 
     /// Maintenance: on now, or in a scheduled window, with testers who pass.
@@ -24,6 +24,24 @@ public struct GatePolicy: Sendable {
         public var windows: [WeeklyWindow]
     }
 
+    /// An OS version or range the team has not validated, or knows to break the app: for the week a new iOS
+    /// ships, tell its users to wait, or stop them, with a notice of its own.
+    public struct OSAdvisory: Sendable {
+        /// The OS versions it covers: every comparison must hold (`"26.0"` is `== 26.0`).
+        public var versions: Comparison<SemanticVersion>
+        /// The platforms it covers; empty for every platform.
+        public var platforms: Set<Platform>
+        /// ``UpdateDecision/Action/recommend`` or ``UpdateDecision/Action/require``.
+        public var action: UpdateDecision.Action
+        /// Its own prompt; `nil` uses `notices.osAdvisory`, then the built-in texts.
+        public var notice: GateNotice?
+
+        func covers(_ context: EvaluationContext) -> Bool {
+            guard let os = context.osVersion, versions.matches(os) else { return false }
+            return platforms.isEmpty || context.platform.map(platforms.contains) == true
+        }
+    }
+
     /// Below it, ``UpdateDecision/Action/require``.
     public var minimumVersion: SemanticVersion?
     /// Below it, ``UpdateDecision/Action/recommend``.
@@ -34,6 +52,9 @@ public struct GatePolicy: Sendable {
     public var blockedVersions: [Comparison<SemanticVersion>]
     public var maintenance: Maintenance?
     public var minimumOSVersion: OSRequirement?
+    /// OS versions with a prompt of their own: of those that cover the device, the first that requires, else the
+    /// first.
+    public var osAdvisories: [OSAdvisory]
     /// Prompts by kind; kinds not given use built-in English and Japanese texts.
     public var notices: [NoticeKind: GateNotice]
     /// The language used when the device's language has no text.
@@ -50,16 +71,20 @@ public struct GatePolicy: Sendable {
     /// Decides for a device.
     ///
     /// Order: maintenance (unless allow-listed), a blocked version, below the minimum version, the OS
-    /// requirement when enforced, below the recommended version, the OS requirement when only recommended.
+    /// requirement when enforced, an OS advisory that requires, one that recommends, below the recommended
+    /// version, the OS requirement when only recommended.
     /// - Parameters:
     ///   - context: the device; its app version is required.
     ///   - policyVersion: reported back in the decision.
-    ///   - storeURL: the app's store page, used when a notice has no URL.
+    ///   - storeURL: the app's store page: the link of `require` and `recommend` notices that give none.
     public func decide(_ context: EvaluationContext, policyVersion: Int64, storeURL: String?) -> UpdateDecision {
-        func decision(_ action: UpdateDecision.Action, _ reason: UpdateDecision.Reason, _ kind: NoticeKind) -> UpdateDecision {
-            let notice = notices[kind] ?? GateNotice.builtIn[kind]!
+        func decision(
+            _ action: UpdateDecision.Action, _ reason: UpdateDecision.Reason, _ kind: NoticeKind, notice own: GateNotice? = nil
+        ) -> UpdateDecision {
+            let notice = own ?? notices[kind] ?? GateNotice.builtIn[kind]!
             let text =
                 notice.text(for: context.locale, defaultLanguage: defaultLanguage)
+                ?? notices[kind]?.text(for: context.locale, defaultLanguage: defaultLanguage)
                 ?? GateNotice.builtIn[kind]!.text(for: context.locale, defaultLanguage: defaultLanguage)
             return UpdateDecision(
                 action: action,
@@ -67,7 +92,7 @@ public struct GatePolicy: Sendable {
                 title: text?.text.title,
                 message: text?.text.message,
                 language: text?.language,
-                url: notice.url ?? (kind == .osUpdate ? nil : storeURL),
+                url: notice.url(for: kind, storeURL: storeURL),
                 nagInterval: action == .recommend ? nagInterval : nil,
                 policyVersion: policyVersion
             )
@@ -89,6 +114,10 @@ public struct GatePolicy: Sendable {
             let inWindow = requirement.windows.isEmpty || requirement.windows.contains { $0.contains(context.now) }
             if pastDeadline && inWindow { return decision(.require, .osBelowMinimum, .osUpdate) }
             osRecommendation = decision(.recommend, .osUpdateRecommended, .osUpdate)
+        }
+        let advisories = osAdvisories.filter { $0.covers(context) }
+        if let advisory = advisories.first(where: { $0.action == .require }) ?? advisories.first {
+            return decision(advisory.action, .osAdvisory, .osAdvisory, notice: advisory.notice)
         }
         if let version = context.appVersion, let recommendedVersion, version < recommendedVersion {
             return decision(.recommend, .belowRecommendedVersion, .recommend)

@@ -22,6 +22,8 @@ public struct UpdateDecision: Sendable, Hashable, Codable {
         case belowRecommendedVersion
         case osBelowMinimum
         case osUpdateRecommended
+        /// The OS version is one the team listed in the policy's `osAdvisories` (not yet validated, or known bad).
+        case osAdvisory
         case maintenance
     }
 
@@ -33,7 +35,8 @@ public struct UpdateDecision: Sendable, Hashable, Codable {
     public var message: String?
     /// The language of `title` and `message`, such as `ja`.
     public var language: String?
-    /// What the prompt's button opens: the store page, a status page, or `nil`.
+    /// What the prompt's button opens: the store page, a status page, or `nil` for a prompt without a button
+    /// (for `require` and `maintenance`, an alert that simply stays up).
     public var url: String?
     /// For ``Action/recommend``: the least time, in seconds, between two prompts.
     public var nagInterval: Int?
@@ -80,16 +83,36 @@ public struct LocalizedText: Sendable, Hashable, Codable {
     }
 }
 
-/// The prompt for one kind of decision: texts by language and the URL its button opens.
+/// The prompt for one kind of decision: texts by language and what its button opens.
 public struct GateNotice: Sendable, Hashable {
+    /// What a notice's button opens.
+    public enum Link: Sendable, Hashable {
+        /// Not given: the app's store page for `require` and `recommend` (an update is the way out), nothing
+        /// for maintenance, OS updates and OS advisories (the App Store is the wrong place for those).
+        case automatic
+        /// `"url": null`: no button; a blocking alert simply stays up.
+        case none
+        /// This URL.
+        case url(String)
+    }
+
     /// Texts keyed by normalised language tag (`ja`, `en`, `zh-hant`).
     public var texts: [String: LocalizedText]
-    /// The URL the button opens; `nil` falls back to the app's store URL.
-    public var url: String?
+    /// What the button opens.
+    public var link: Link
 
-    public init(texts: [String: LocalizedText], url: String? = nil) {
+    public init(texts: [String: LocalizedText], link: Link = .automatic) {
         self.texts = texts
-        self.url = url
+        self.link = link
+    }
+
+    /// The URL for a decision of `kind`, given the app's store page.
+    func url(for kind: GatePolicy.NoticeKind, storeURL: String?) -> String? {
+        switch link {
+        case .url(let url): url
+        case .none: nil
+        case .automatic: kind == .require || kind == .recommend ? storeURL : nil
+        }
     }
 
     /// Built-in English and Japanese texts used when a policy gives none.
@@ -109,6 +132,14 @@ public struct GateNotice: Sendable, Hashable {
         .osUpdate: GateNotice(texts: [
             "en": LocalizedText(title: "Update your OS", message: "This app needs a newer version of the operating system."),
             "ja": LocalizedText(title: "OSのアップデートが必要です", message: "このアプリのご利用には新しいバージョンのOSが必要です。"),
+        ]),
+        .osAdvisory: GateNotice(texts: [
+            "en": LocalizedText(
+                title: "This OS version is not supported yet",
+                message: "The app may not work correctly on this version of the operating system. Please check for an update."),
+            "ja": LocalizedText(
+                title: "このOSバージョンには未対応です",
+                message: "このバージョンのOSではアプリが正しく動作しない場合があります。アップデートをご確認ください。"),
         ]),
     ]
 
