@@ -1,5 +1,6 @@
 import Foundation
 import KizunaCore
+import KizunaTestSupport
 import Testing
 
 @testable import KizunaClient
@@ -101,5 +102,64 @@ struct UpdateGateClientTests {
             device: DeviceContext(appVersion: "1.0"))
         let check = try await UpdateGate(app: app).check()
         #expect(check.source == .noPolicy && check.decision.action == .none && !check.shouldPresent)
+    }
+}
+
+/// Apps call `check()` from the first screen and from `didBecomeActive`, which fire together at launch.
+@Suite("UpdateGate presents once per launch")
+struct UpdateGatePresentationTests {
+    @Test func concurrentChecksShareOneRequestAndOnlyOnePresents() async throws {
+        try await LiveServer.run { server in
+            try await server.createShop()
+            try await server.publish(.gate, #"{"minimumVersion":"2.0"}"#)
+            let proxy = try await TCPProxy.start(to: "127.0.0.1", port: server.port)
+            defer { Task { await proxy.cut() } }
+            let app = try KizunaApp(
+                server: try #require(URL(string: "http://127.0.0.1:\(proxy.port)")), appId: "shop", directory: LiveServer.temporaryDirectory(),
+                device: DeviceContext(appVersion: "1.0"))
+            let gate = UpdateGate(app: app)
+
+            async let firstScreen = gate.check()
+            async let becameActive = gate.check()
+            let answers = try await [firstScreen, becameActive]
+            #expect(proxy.acceptedCount == 1, "one request for both calls")
+            #expect(answers.allSatisfy { $0.decision.action == .require && $0.source == .server })
+            #expect(answers.filter(\.shouldPresent).count == 1, "one alert, not two")
+
+            // Still in front: the same decision is not presented again.
+            #expect(try await gate.check().shouldPresent == false)
+            // Back from the background (UIKit's notification, or the call): presented again.
+            NotificationCenter.default.post(name: Notification.Name("UIApplicationDidEnterBackgroundNotification"), object: nil)
+            #expect(try await gate.check().shouldPresent == true)
+            #expect(try await gate.check().shouldPresent == false)
+            gate.appDidEnterBackground()
+            #expect(try await gate.check().shouldPresent == true)
+
+            // A different decision is presented at once; the same policy republished is not.
+            try await server.publish(.gate, #"{"maintenance":{"active":true}}"#)
+            let maintenance = try await gate.check()
+            #expect(maintenance.decision.action == .maintenance && maintenance.shouldPresent)
+            try await server.publish(.gate, #"{"maintenance":{"active":true}}"#)
+            let again = try await gate.check()
+            #expect(again.decision.policyVersion == 3 && !again.shouldPresent)
+            // Cleared, then blocking again: a new prompt.
+            try await server.publish(.gate, #"{}"#)
+            #expect(try await gate.check().decision.action == .none)
+            try await server.publish(.gate, #"{"maintenance":{"active":true}}"#)
+            #expect(try await gate.check().shouldPresent == true)
+        }
+    }
+
+    @Test func concurrentRecommendChecksPresentOnce() async throws {
+        try await LiveServer.run { server in
+            try await server.createShop()
+            try await server.publish(.gate, #"{"recommendedVersion":"2.0"}"#)
+            let gate = UpdateGate(app: try server.app(version: "1.0"))
+            async let firstScreen = gate.check()
+            async let becameActive = gate.check()
+            let answers = try await [firstScreen, becameActive]
+            #expect(answers.allSatisfy { $0.decision.action == .recommend })
+            #expect(answers.filter(\.shouldPresent).count == 1)
+        }
     }
 }

@@ -30,6 +30,9 @@ public final class TCPProxy: Sendable {
     private let connections = Mutex<(open: [ObjectIdentifier: any Channel], accepting: Bool, mode: Mode, target: Int)>(([:], false, .forward, 0))
     /// One element per connection accepted.
     public let accepted: AsyncStream<Void>
+    /// How many connections it has accepted so far.
+    public var acceptedCount: Int { count.withLock { $0 } }
+    private let count = Mutex(0)
     private let accept: AsyncStream<Void>.Continuation
 
     private init(port: Int, host: String, target: Int) {
@@ -70,6 +73,7 @@ public final class TCPProxy: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { inbound in
                 guard self.track(inbound) else { return inbound.close() }
+                self.count.withLock { $0 += 1 }
                 self.accept.yield()
                 let (mode, target) = self.connections.withLock { ($0.mode, $0.target) }
                 switch mode {

@@ -5,9 +5,12 @@ import KizunaCore
 ///
 /// Call ``check()`` at launch and whenever the app becomes active, and present what it says when
 /// ``Check/shouldPresent`` is true:
-/// - `require` and `maintenance` are kept on disk and stay in force until a later check clears them, so
-///   ``current`` blocks the app at the next launch even before the network answers — the alert that presents
-///   itself again, without tying the SDK to UIKit.
+/// - Both usually fire together at launch (the first screen loads, the app becomes active): concurrent checks
+///   share one request, and only one of them is told to present.
+/// - `require` and `maintenance` are presented once per decision while the app stays in the foreground; after the
+///   app has been in the background (``appDidEnterBackground()``, called for you on iOS) the next check presents
+///   again, and so does a different decision. They are kept on disk and stay in force until a later check clears
+///   them, so ``current`` blocks the app at the next launch even before the network answers.
 /// - `recommend` is presented at most once per nag interval, counted across launches.
 /// - Offline (or throttled, or with the server failing) the gate decides from the last policy it received, with
 ///   the same decision function the server uses, so a scheduled maintenance window or OS deadline still begins
@@ -29,8 +32,9 @@ public final class UpdateGate: Sendable {
         public var decision: UpdateDecision
         /// Where it came from.
         public var source: Source
-        /// Whether to present it now: always for `require` and `maintenance`, for `recommend` when the nag
-        /// interval has passed since it was last presented, never for `none`.
+        /// Whether to present it now: for `require` and `maintenance` unless this decision was already presented
+        /// since the app came to the foreground, for `recommend` when the nag interval has passed since it was
+        /// last presented, never for `none`; of concurrent checks, only one is told to present.
         public var shouldPresent: Bool
     }
 
@@ -42,9 +46,25 @@ public final class UpdateGate: Sendable {
         var lastRecommendedAt: Date?
     }
 
+    /// This launch's presentation state, kept in memory only: a relaunch presents a blocking decision again.
+    struct Session {
+        /// The check under way, which concurrent callers join.
+        var flight: (id: Int, task: Task<Check, any Error>)?
+        var lastFlight = 0
+        /// The flight whose answer a caller has already been told to present.
+        var claimedFlight: Int?
+        /// The blocking decision presented since the app came to the foreground, with its policy version zeroed.
+        var presented: UpdateDecision?
+    }
+
     let app: KizunaApp
     let now: @Sendable () -> Date
     let state: PersistedState<Stored>
+    let session: Locked<Session>
+    private let backgroundObserver: Locked<(any NSObjectProtocol)?>
+
+    /// UIKit's `UIApplication.didEnterBackgroundNotification`, by name, so the SDK builds without UIKit.
+    static let didEnterBackground = Notification.Name("UIApplicationDidEnterBackgroundNotification")
 
     static let file = "update-gate.json"
     static let format = 1
@@ -57,6 +77,22 @@ public final class UpdateGate: Sendable {
         self.app = app
         self.now = now
         state = PersistedState(files: app.files, name: Self.file, format: Self.format, initial: Stored())
+        let session = Locked(Session())
+        self.session = session
+        backgroundObserver = Locked(
+            NotificationCenter.default.addObserver(forName: Self.didEnterBackground, object: nil, queue: nil) { _ in
+                session.withLock { $0.presented = nil }
+            })
+    }
+
+    deinit {
+        if let observer = backgroundObserver.withLock({ $0 }) { NotificationCenter.default.removeObserver(observer) }
+    }
+
+    /// Forgets which blocking decision was presented, so the next ``check()`` presents it again: call it when the
+    /// app goes to the background. On iOS the gate does so itself, on UIKit's did-enter-background notification.
+    public func appDidEnterBackground() {
+        session.withLock { $0.presented = nil }
     }
 
     /// The last decision, kept across launches: block the app at launch while it is `require` or `maintenance`.
@@ -66,10 +102,57 @@ public final class UpdateGate: Sendable {
     /// - Throws: Only errors a retry cannot fix: `not_found` (wrong app id), `validation_failed` (the device
     ///   context's versions do not parse), `unauthorized`, `forbidden`, `bad_request`.
     public func check() async throws(KizunaError) -> Check {
-        try await check(knownVersion: nil)
+        let session = session
+        let (id, task) = session.withLock { flights in
+            if let flight = flights.flight { return flight }
+            flights.lastFlight += 1
+            let id = flights.lastFlight
+            let task = Task { [self] () async throws -> Check in
+                defer { session.withLock { if $0.flight?.id == id { $0.flight = nil } } }
+                return try await ask(knownVersion: nil)
+            }
+            flights.flight = (id, task)
+            return (id, task)
+        }
+        do {
+            return claim(try await task.value, flight: id)
+        } catch let error as KizunaError {
+            throw error
+        } catch {
+            throw KizunaError(.internalError, "The update gate check failed: \(error)")
+        }
     }
 
-    func check(knownVersion: Int64?) async throws(KizunaError) -> Check {
+    /// A check of its own (not shared), for ``updates()``, which knows a newer version than the cache.
+    func check(knownVersion: Int64) async throws(KizunaError) -> Check {
+        let id = session.withLock {
+            $0.lastFlight += 1
+            return $0.lastFlight
+        }
+        return claim(try await ask(knownVersion: knownVersion), flight: id)
+    }
+
+    /// Tells one caller per flight to present, and a blocking decision only once while the app is in front.
+    private func claim(_ answer: Check, flight: Int) -> Check {
+        var check = answer
+        let key = UpdateDecision(
+            action: answer.decision.action, reason: answer.decision.reason, title: answer.decision.title, message: answer.decision.message,
+            language: answer.decision.language, url: answer.decision.url, until: answer.decision.until, policyVersion: 0)
+        check.shouldPresent = session.withLock { session in
+            guard answer.shouldPresent, session.claimedFlight != flight else { return false }
+            if answer.decision.isBlocking {
+                guard session.presented != key else { return false }
+                session.presented = key
+            }
+            session.claimedFlight = flight
+            return true
+        }
+        if !answer.decision.isBlocking { session.withLock { $0.presented = nil } }
+        return check
+    }
+
+    /// Asks the server, or decides offline; says whether the decision may be presented (the nag interval).
+    private func ask(knownVersion: Int64?) async throws(KizunaError) -> Check {
         let cachedVersion = state.withLock { $0.policyVersion }
         let known = [knownVersion, cachedVersion > 0 ? cachedVersion : nil].compactMap { $0 }.max()
         do {
@@ -100,7 +183,7 @@ public final class UpdateGate: Sendable {
         return (UpdateDecision(action: .none, reason: .upToDate, policyVersion: 0), .noPolicy)
     }
 
-    /// Stores the decision and works out whether to present it.
+    /// Stores the decision and works out whether it may be presented.
     private func record(_ decision: UpdateDecision, source: Source) throws(KizunaError) -> Check {
         let now = now()
         let present = state.withLock { stored -> Bool in
