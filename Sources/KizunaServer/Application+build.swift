@@ -34,6 +34,8 @@ struct ServerParts {
     let jobs: DataJobRunner
     /// Sends push jobs to APNs.
     let pushSender: PushSender
+    /// The apple-app-site-association file as served.
+    package let associationFile: AssociationFile
     let configuration: KizunaConfiguration
     /// Held while an SQLite store is served, so a second server on the same data directory is refused.
     let storeLock: StoreLock?
@@ -92,13 +94,21 @@ struct ServerParts {
             database: database, readiness: readiness, feed: feed, batchSize: configuration.migrationBatchSize, settings: configuration.dataJobs,
             logger: logger)
         self.jobs = jobs
-        let associatedDomainSettings = AssociatedDomainSQLRepository(database: database)
-        // Every app change is checked against the apple-app-site-association file it leads to, in its transaction.
+        let associatedDomainSettings = AssociatedDomainSQLRepository(database: database, didCommit: feed.poke)
+        let associationFile = AssociationFile(feed: feed)
+        self.associationFile = associationFile
+        // Every app change is checked against the apple-app-site-association file it leads to, in its transaction,
+        // and rebuilds the served file.
         let appRepository = AppSQLRepository(
-            database: database, didCommit: feed.poke,
+            database: database,
+            didCommit: {
+                feed.poke()
+                associationFile.invalidate()
+            },
             checkChange: { db in try await associatedDomainSettings.checkAppChange(on: db) { try AssociatedDomainStore.check($0) } },
             willDelete: { app, db in try await DataTables.dropTables(app: app, on: db) })
         let associatedDomainStore = AssociatedDomainStore(apps: appRepository, repository: associatedDomainSettings)
+        associationFile.use(associatedDomainStore)
         let documents = DocumentSQLRepository(database: database, didCommit: feed.poke)
         let live = LiveDocuments(apps: appRepository, documents: documents, feed: feed)
         let apiKeys = APIKeySQLRepository(database: database)
@@ -161,7 +171,7 @@ struct ServerParts {
         ).addRoutes(to: webSocketRouter)
         DataController(schemas: dataSchemas, accounts: accounts, groups: userGroups, executor: graphQL).addAdminRoutes(to: admin)
         WebController(accounts: accounts, web: web, sessions: configuration.sessions).addRoutes(to: root)
-        let associatedDomains = AssociatedDomainsController(store: associatedDomainStore)
+        let associatedDomains = AssociatedDomainsController(store: associatedDomainStore, file: associationFile)
         associatedDomains.addPublicRoutes(to: root)
         associatedDomains.addAdminRoutes(to: admin)
         DataJobsController(queue: jobs.queue, apps: appRepository).addAdminRoutes(to: admin)

@@ -67,6 +67,52 @@ public struct AppLinks: Sendable, Hashable, Codable {
             self.appID = appID
             self.paths = paths
         }
+
+        /// Whether the detail is in the legacy form only (`appID` and `paths`, no `components`), as files written
+        /// for iOS 12 and earlier are: iOS 13 and later still read those `paths`.
+        public var isLegacyOnly: Bool { components.isEmpty && paths != nil }
+
+        /// The rules the matcher applies: the components, or for a legacy-only detail its `paths` as components
+        /// (`NOT ` in front excludes; paths are matched case-sensitively).
+        var rules: [Component] {
+            guard isLegacyOnly else { return components }
+            return (paths ?? []).map { path in
+                path.hasPrefix("NOT ")
+                    ? Component(path: String(path.dropFirst(4)), exclude: true, caseSensitive: true)
+                    : Component(path: path, caseSensitive: true)
+            }
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case appIDs, components, defaults, appID, paths
+        }
+
+        /// Decodes either form: a legacy-only detail's `appID` becomes its one entry of ``appIDs``.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let appID = try container.decodeIfPresent(String.self, forKey: .appID)
+            let appIDs = try container.decodeIfPresent([String].self, forKey: .appIDs)
+            guard let appIDs = appIDs ?? appID.map({ [$0] }) else {
+                throw DecodingError.keyNotFound(
+                    CodingKeys.appIDs, .init(codingPath: container.codingPath, debugDescription: "A detail needs appIDs (or the legacy appID)."))
+            }
+            self.init(
+                appIDs: appIDs,
+                components: try container.decodeIfPresent([Component].self, forKey: .components) ?? [],
+                defaults: try container.decodeIfPresent(Defaults.self, forKey: .defaults),
+                appID: appID,
+                paths: try container.decodeIfPresent([String].self, forKey: .paths))
+        }
+
+        /// Encodes the detail as it was: a legacy-only detail without the `appIDs` and `components` it never had.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            if !(isLegacyOnly && appIDs == [appID]) { try container.encode(appIDs, forKey: .appIDs) }
+            if !isLegacyOnly { try container.encode(components, forKey: .components) }
+            try container.encodeIfPresent(defaults, forKey: .defaults)
+            try container.encodeIfPresent(appID, forKey: .appID)
+            try container.encodeIfPresent(paths, forKey: .paths)
+        }
     }
 
     /// One rule: the URL parts it matches, and whether a match opens the app or excludes the URL.
@@ -133,13 +179,14 @@ public struct AppLinks: Sendable, Hashable, Codable {
 extension AppLinks {
     /// The app that opens `url`, with Apple's first-match rules: details are tried in order; within a detail the
     /// first component that matches decides — an `exclude` component means that detail's apps do not open it,
-    /// any other means its first app does. `nil` when no detail claims the URL.
+    /// any other means its first app does. `nil` when no detail claims the URL. A legacy-only detail is matched by
+    /// its `paths` (see ``Detail/isLegacyOnly``).
     public func appID(opening url: URL) -> String? {
         let variables = AppLinkPattern.builtInVariables.merging(
             (substitutionVariables ?? [:]).mapValues { $0.map(AppLinkPattern.init) }, uniquingKeysWith: { _, own in own })
         guard let parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         for detail in details {
-            for component in detail.components {
+            for component in detail.rules {
                 let caseSensitive = component.caseSensitive ?? detail.defaults?.caseSensitive ?? defaults?.caseSensitive ?? true
                 let percentEncoded = component.percentEncoded ?? detail.defaults?.percentEncoded ?? defaults?.percentEncoded ?? true
                 guard Self.matches(component, parts, caseSensitive: caseSensitive, percentEncoded: percentEncoded, variables: variables) else {

@@ -47,7 +47,11 @@ package struct AppSQLRepository: AppRepository {
                 )
                 .run()
             try await checkChange(db)
+            // Every instance rebuilds what lists the apps (the apple-app-site-association file). Appended after the
+            // check: the file's lock is always taken before the change log's, so two writers cannot deadlock.
+            try await ChangeLog.append(kind: "app", entityId: app.id, version: now, on: db)
         }
+        didCommit()
         return AppRecord(app, createdAt: now, updatedAt: now)
     }
 
@@ -82,9 +86,9 @@ package struct AppSQLRepository: AppRepository {
                 .set("updated_at", to: SQLBind(now))
                 .where("id", .equal, SQLBind(app.id))
                 .run()
+            try await checkChange(db)
             // Caches of the app (the device endpoints' store URL, say) drop it on this change.
             try await ChangeLog.append(kind: "app", entityId: app.id, version: now, on: db)
-            try await checkChange(db)
             return AppRecord(app, createdAt: EpochMillis.from(existing.createdAt), updatedAt: now)
         }
         didCommit()
@@ -97,8 +101,8 @@ package struct AppSQLRepository: AppRepository {
             guard try await Self.find(id: id, db) != nil else { throw KizunaError.noSuchApp(id) }
             try await willDelete(id, db)
             try await db.delete(from: "apps").where("id", .equal, SQLBind(id)).run()
-            try await ChangeLog.append(kind: "app", entityId: id, version: 0, on: db)
             try await checkChange(db)
+            try await ChangeLog.append(kind: "app", entityId: id, version: 0, on: db)
         }
         didCommit()
     }

@@ -6,6 +6,8 @@ import SQLKit
 /// registry read through ``AppSQLRepository`` on the same transaction.
 struct AssociatedDomainSQLRepository: AssociatedDomainRepository {
     let database: KizunaDatabase
+    /// Called after a change commits (the change feed's poke).
+    var didCommit: @Sendable () -> Void = {}
 
     /// The advisory-lock key of changes to the file ("kzaasa" in ASCII).
     private static let fileLock = 0x6B_7A61_6173_61
@@ -29,7 +31,10 @@ struct AssociatedDomainSQLRepository: AssociatedDomainRepository {
             try await db.delete(from: "associated_domain_settings").where("app_id", .equal, SQLBind(app)).run()
             try await db.insert(into: "associated_domain_settings").columns("app_id", "body", "updated_at")
                 .values(SQLBind(app), SQLBind(body), SQLBind(now)).run()
+            // Every instance rebuilds its served file (see ``AssociationFile``).
+            try await ChangeLog.append(kind: AssociationFile.settingsChangeKind, entityId: app, version: now, on: db)
         }
+        didCommit()
     }
 
     /// Runs `check` on the file's inputs as `db`, an app change's transaction, sees them, after taking the file's

@@ -3,25 +3,16 @@ import HTTPTypes
 import Hummingbird
 import KizunaCore
 import Logging
-import Synchronization
 
-/// `/.well-known/apple-app-site-association` and the admin routes for the settings behind it.
+/// `/.well-known/apple-app-site-association` (and the same bytes at `/apple-app-site-association`, where older iOS
+/// versions looked) and the admin routes for the settings behind it.
 struct AssociatedDomainsController: Sendable {
     let store: AssociatedDomainStore
-    /// The last file served, kept for when the file cannot be built: iOS reads a 4xx as "not associated" and would
-    /// drop AutoFill and universal links for every app, so a server-side problem must never reach it as one.
-    private let lastGood = LastGoodFile()
-
-    private final class LastGoodFile: Sendable {
-        let bytes = Mutex<[UInt8]?>(nil)
-    }
-
-    init(store: AssociatedDomainStore) {
-        self.store = store
-    }
+    let file: AssociationFile
 
     func addPublicRoutes(to root: RouterGroup<KizunaRequestContext>) {
         root.get("/.well-known/apple-app-site-association", use: servedFile)
+        root.get("/apple-app-site-association", use: servedFile)
     }
 
     func addAdminRoutes(to admin: RouterGroup<KizunaRequestContext>) {
@@ -31,22 +22,17 @@ struct AssociatedDomainsController: Sendable {
     }
 
     /// The file iOS fetches: served directly with 200 and application/json (Apple treats any redirect as "no
-    /// association"), or the last good file when it cannot be built now.
+    /// association"), from bytes kept in memory; 304 for a matching `If-None-Match`.
     @Sendable func servedFile(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let bytes: [UInt8]
-        do {
-            bytes = Array(try await store.file().encoded())
-            lastGood.bytes.withLock { $0 = bytes }
-        } catch {
-            // Too large, or the store out of reach: the last good file is still the right answer.
-            guard let kept = lastGood.bytes.withLock({ $0 }) else {
-                context.logger.error("apple-app-site-association cannot be built", metadata: ["error": "\(error)"])
-                throw KizunaError(.unavailable, "The apple-app-site-association file cannot be served right now.", retryAfter: 60)
-            }
-            context.logger.error("apple-app-site-association cannot be built; serving the last good file", metadata: ["error": "\(error)"])
-            bytes = kept
+        let served = try await file.served(logger: context.logger)
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "public, max-age=3600", .eTag: served.etag]
+        let tags = request.headers[.ifNoneMatch]?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+        if tags.contains(served.etag) {
+            headers[.contentType] = nil
+            return Response(status: .notModified, headers: headers)
         }
-        return .bytes(bytes, contentType: "application/json", headers: [.cacheControl: "public, max-age=3600"])
+        headers[.contentLength] = String(served.bytes.readableBytes)
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: served.bytes))
     }
 
     @Sendable func settings(_ request: Request, context: KizunaRequestContext) async throws -> Response {
@@ -58,6 +44,7 @@ struct AssociatedDomainsController: Sendable {
         let app = try await requireApp(context)
         let settings = try await request.decode(as: AssociatedDomainSettings.self, context: context)
         try await store.put(app: app, settings)
+        file.invalidate()
         context.logger.notice("Associated-domain settings changed", metadata: ["app": "\(app)"])
         return try .json(try await store.settings(app: app))
     }

@@ -14,10 +14,11 @@ final class FeedCache<Value: Sendable>: Sendable {
 
     private let slots = Mutex<[String: Slot]>([:])
 
-    /// A cache that forgets a key's value when the feed delivers a change of `kinds` whose entity is that key.
-    init(feed: ChangeFeed, kinds: Set<String>) {
+    /// A cache that forgets a key's value when the feed delivers a change of `kinds` for that key.
+    /// - Parameter key: The key a change is for: its entity (an app) by default.
+    init(feed: ChangeFeed, kinds: Set<String>, key: @escaping @Sendable (ChangeRecord) -> String = \.entityId) {
         feed.observe { [weak self] change in
-            if kinds.contains(change.kind) { self?.invalidate(change.entityId) }
+            if kinds.contains(change.kind) { self?.invalidate(key(change)) }
         }
     }
 

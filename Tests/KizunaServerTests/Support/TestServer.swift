@@ -20,6 +20,8 @@ struct TestServer: Sendable {
     let adminToken: String
     /// Sends push jobs.
     var pushSender: PushSender? = nil
+    /// The apple-app-site-association file as served.
+    var associationFile: AssociationFile? = nil
 
     /// Sends a request, with the admin token unless `authorized` is false.
     @discardableResult
@@ -67,6 +69,7 @@ func withTestServer(
         configure(&configuration)
         let parts = try await ServerParts(configuration: configuration)
         let (database, readiness, feed, sweeper, sender) = (parts.database, parts.readiness, parts.feed, parts.sweeper, parts.pushSender)
+        let associationFile = parts.associationFile
         try await parts.application().test(.live) { client in
             var token = ""
             if waitUntilReady {
@@ -78,7 +81,8 @@ func withTestServer(
             }
             try await body(
                 TestServer(
-                    database: database, readiness: readiness, feed: feed, sweeper: sweeper, client: client, adminToken: token, pushSender: sender))
+                    database: database, readiness: readiness, feed: feed, sweeper: sweeper, client: client, adminToken: token, pushSender: sender,
+                    associationFile: associationFile))
         }
     }
 }
@@ -102,6 +106,7 @@ func withTestServers(
         let b = try await ServerParts(configuration: configuration)
         let (databaseA, readinessA, feedA, sweeperA, senderA) = (a.database, a.readiness, a.feed, a.sweeper, a.pushSender)
         let (databaseB, readinessB, feedB, sweeperB, senderB) = (b.database, b.readiness, b.feed, b.sweeper, b.pushSender)
+        let (fileA, fileB) = (a.associationFile, b.associationFile)
         let applicationB = b.application()
         try await a.application().test(.live) { clientA in
             let stateA = await readinessA.settled()
@@ -109,13 +114,14 @@ func withTestServers(
             var iterator = tokens.makeAsyncIterator()
             let token = try #require(await iterator.next()).token
             let instanceA = TestServer(
-                database: databaseA, readiness: readinessA, feed: feedA, sweeper: sweeperA, client: clientA, adminToken: token, pushSender: senderA)
+                database: databaseA, readiness: readinessA, feed: feedA, sweeper: sweeperA, client: clientA, adminToken: token, pushSender: senderA,
+                associationFile: fileA)
             try await applicationB.test(.live) { clientB in
                 let stateB = await readinessB.settled()
                 try #require(stateB == .ready)
                 let instanceB = TestServer(
                     database: databaseB, readiness: readinessB, feed: feedB, sweeper: sweeperB, client: clientB, adminToken: token,
-                    pushSender: senderB)
+                    pushSender: senderB, associationFile: fileB)
                 try await body(instanceA, instanceB)
             }
         }
