@@ -14,7 +14,7 @@ struct ConfigCommand: AsyncParsableCommand {
             overwriting someone else's publish; `set` always does.
             """,
         subcommands: [
-            Get.self, SetParameter.self, PublishDocument<ConfigDocument>.self, HistoryOfDocument<ConfigDocument>.self,
+            Get.self, SetParameter.self, PublishDocument<ConfigDocument>.self, ImportFirebase.self, HistoryOfDocument<ConfigDocument>.self,
             ShowDocument<ConfigDocument>.self, DiffDocument<ConfigDocument>.self, RollbackDocument<ConfigDocument>.self,
         ]
     )

@@ -74,10 +74,24 @@ struct PublishDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
             if target.output.json { return try target.output.printJSON(result) }
             return print("The \(Kind.kind.title) is valid (live version: \(result.currentVersion)).")
         }
-        let published = try await client.publish(Kind.kind, app: app, document: document, message: message, expecting: expect.precondition)
-        if target.output.json { return try target.output.printJSON(published) }
-        print("Published \(Kind.kind.title) version \(published.version) of \(app).")
+        try await publishDocument(
+            document, of: Kind.kind, message: message, expecting: expect.precondition, client: client, app: app, output: target.output)
     }
+}
+
+/// Publishes `document` as a new version and says so: its record with `--json`, else one line.
+func publishDocument(
+    _ document: JSONValue,
+    of kind: DocumentKind,
+    message: String?,
+    expecting precondition: ExpectedVersion,
+    client: AdminClient,
+    app: String,
+    output: OutputOptions
+) async throws {
+    let published = try await client.publish(kind, app: app, document: document, message: message, expecting: precondition)
+    if output.json { return try output.printJSON(published) }
+    print("Published \(kind.title) version \(published.version) of \(app).")
 }
 
 struct HistoryOfDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {

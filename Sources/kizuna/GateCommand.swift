@@ -9,12 +9,13 @@ struct GateCommand: AsyncParsableCommand {
         commandName: "gate",
         abstract: "Read, change, publish and check an app's update gate policy.",
         discussion: """
-            `set` changes single fields of the live policy; `publish -f policy.json` replaces it. `check` prints \
+            `set` changes single fields of the live policy; `publish -f policy.json` replaces it; `import --force-alert` \
+            turns a hand-made force-update parameter into the minimum version and its notice. `check` prints \
             what a device with the given context is told, and with --fail-if-blocking exits 3 when that is \
             `require` or `maintenance`, for CI.
             """,
         subcommands: [
-            ShowDocument<GateDocument>.self, SetFields.self, PublishDocument<GateDocument>.self, Check.self,
+            ShowDocument<GateDocument>.self, SetFields.self, PublishDocument<GateDocument>.self, ImportForceAlert.self, Check.self,
             HistoryOfDocument<GateDocument>.self, DiffDocument<GateDocument>.self, RollbackDocument<GateDocument>.self,
         ]
     )
@@ -60,9 +61,8 @@ struct GateCommand: AsyncParsableCommand {
             let (client, app) = try target.resolve()
             let live = try await client.document(.gate, app: app)
             let policy = apply(to: live.document.objectValue ?? [:])
-            let published = try await client.publish(.gate, app: app, document: .object(policy), message: message, expecting: .version(live.version))
-            if target.output.json { return try target.output.printJSON(published) }
-            print("Published gate policy version \(published.version) of \(app).")
+            try await publishDocument(
+                .object(policy), of: .gate, message: message, expecting: .version(live.version), client: client, app: app, output: target.output)
         }
 
         func apply(to live: [String: JSONValue]) -> [String: JSONValue] {
