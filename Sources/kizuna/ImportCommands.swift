@@ -25,7 +25,8 @@ extension ConfigCommand {
                 """
         )
 
-        @Option(name: .customLong("firebase"), help: "The Firebase template (JSON), or - for standard input.") var file: String
+        @Option(name: .customLong("firebase"), help: ArgumentHelp("The Firebase template (JSON), or - for standard input.", valueName: "FILE"))
+        var file: String
         @Option(name: .customLong("firebase-app-id"), help: "The Firebase app id (1:…:ios:…) this app is, to translate app.id tests.")
         var firebaseAppId: String?
         @Flag(name: .customLong("validate-only"), help: "Convert and print the Kizuna template; publish nothing.") var validateOnly = false
@@ -117,7 +118,8 @@ extension GateCommand {
                 """
         )
 
-        @Option(name: .customLong("force-alert"), help: "The parameter's JSON, or - for standard input.") var file: String
+        @Option(name: .customLong("force-alert"), help: ArgumentHelp("The parameter's JSON, or - for standard input.", valueName: "FILE")) var file:
+            String
         @Option(help: "The parameter's key, when FILE is a whole Firebase template.") var parameter: String?
         @Option(help: "The language of the title and message, such as ja.") var language = "en"
         @Flag(name: .customLong("validate-only"), help: "Check and print the policy fields; publish nothing.") var validateOnly = false
