@@ -19,6 +19,17 @@ public struct LocaleTag: Sendable, Hashable, CustomStringConvertible {
         return (1...max(parts.count, 1)).reversed().map { parts.prefix($0).joined(separator: "-") }
     }
 
+    /// The language to answer in: the language subtag of the first of `languages` (most preferred first, as from
+    /// `Accept-Language`) that `available` has, else `fallback`. `ja-JP` picks `ja`; `fr, ja;q=0.5` picks `ja`
+    /// when there is no French.
+    /// - Parameters:
+    ///   - languages: Language codes or tags, most preferred first.
+    ///   - available: The language codes there are texts for (`en`, `ja`).
+    ///   - fallback: The language when none of `languages` is available.
+    public static func negotiate(_ languages: [String], available: Set<String>, fallback: String = "en") -> String {
+        languages.lazy.map { LocaleTag($0).language }.first(where: available.contains) ?? fallback
+    }
+
     /// Whether `locale` is this tag or a more specific form of it (`ja` matches `ja-jp`).
     public func matches(_ locale: LocaleTag) -> Bool {
         locale.description == description || locale.description.hasPrefix(description + "-")

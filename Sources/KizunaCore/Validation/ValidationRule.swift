@@ -8,6 +8,16 @@ public protocol ValidationRule<Value>: Sendable {
     associatedtype Value
     /// Returns the problem with `value`, or `nil` when it passes.
     func check(_ value: Value) -> ValidationProblem?
+    /// Returns the problem with `value` given the other values of its form, for rules that span fields such as
+    /// ``Matches``; a rule that looks at its own value alone need not implement it (it calls ``check(_:)``).
+    func check(_ value: Value, in form: ValidationForm) -> ValidationProblem?
+}
+
+extension ValidationRule {
+    /// Checks `value` alone: most rules do not look at the rest of the form.
+    public func check(_ value: Value, in form: ValidationForm) -> ValidationProblem? {
+        check(value)
+    }
 }
 
 /// A failed rule: a stable code and a message, in English and optionally in other languages.
@@ -28,12 +38,8 @@ public struct ValidationProblem: Hashable, Sendable {
 
     /// The message in the first of `languages` it has (language codes or tags such as `ja-JP`), else English.
     public func message(in languages: [String]) -> String {
-        for language in languages {
-            let code = LocaleTag(language).language
-            if code == "en" { return message }
-            if let text = localized[code] { return text }
-        }
-        return message
+        let language = LocaleTag.negotiate(languages, available: Set(localized.keys).union(["en"]))
+        return language == "en" ? message : localized[language] ?? message
     }
 }
 
@@ -56,41 +62,15 @@ public struct FieldValidator<Value>: Sendable {
     }
 
     /// Every problem with `value`, in rule order; empty when it is valid.
-    /// - Parameter languages: The reader's languages, most preferred first (from `Accept-Language`); English when
-    ///   none of them has a translation.
-    public func problems(in value: Value, languages: [String] = []) -> [KizunaError.Detail] {
-        rules.compactMap { $0.check(value) }.map { KizunaError.Detail(code: $0.code, message: $0.message(in: languages), field: field) }
-    }
-}
-
-/// Collects problems from several fields and throws them together.
-public struct ValidationReport: Sendable {
-    /// The problems found so far.
-    public private(set) var problems: [KizunaError.Detail] = []
-
-    /// Creates an empty report.
-    public init() {}
-
-    /// Validates `value` and records its problems, with messages in the first of `languages` that has them.
-    public mutating func check<Value>(_ value: Value, with validator: FieldValidator<Value>, languages: [String] = []) {
-        problems += validator.problems(in: value, languages: languages)
-    }
-
-    /// Records a problem found by a check that spans fields.
-    public mutating func record(_ problem: KizunaError.Detail) {
-        problems.append(problem)
-    }
-
-    /// Throws a `validation_failed` error listing every problem, if there are any.
-    public func throwIfFailed(_ subject: String) throws(KizunaError) {
-        guard !problems.isEmpty else { return }
-        let fields = Set(problems.compactMap(\.field)).sorted().joined(separator: ", ")
-        throw KizunaError(
-            .validationFailed,
-            "\(subject) is not valid: check \(fields).",
-            field: problems.count == 1 ? problems[0].field : nil,
-            details: problems
-        )
+    /// - Parameters:
+    ///   - form: The form's other values, for rules that span fields (``Matches``); a ``ValidationReport`` passes
+    ///     the values it has checked so far.
+    ///   - languages: The reader's languages, most preferred first (from `Accept-Language`); English when none of
+    ///     them has a translation.
+    public func problems(in value: Value, form: ValidationForm = ValidationForm(), languages: [String] = []) -> [KizunaError.Detail] {
+        rules.compactMap { $0.check(value, in: form) }.map {
+            KizunaError.Detail(code: $0.code, message: $0.message(in: languages), field: field)
+        }
     }
 }
 
@@ -159,5 +139,8 @@ public struct IfPresent<Wrapped: ValidationRule>: ValidationRule {
     public init(_ rule: Wrapped) { self.rule = rule }
     public func check(_ value: Wrapped.Value?) -> ValidationProblem? {
         value.flatMap { rule.check($0) }
+    }
+    public func check(_ value: Wrapped.Value?, in form: ValidationForm) -> ValidationProblem? {
+        value.flatMap { rule.check($0, in: form) }
     }
 }
