@@ -28,12 +28,23 @@ extension AccountService {
 
     /// Sets a new password after a reset token is redeemed; the token works once, and every session is signed out.
     func resetPassword(_ request: ResetPasswordRequest, languages: [String]) async throws {
-        guard let secret = SessionSecret(request.token, purpose: .passwordReset) else { throw Self.badResetToken }
-        guard let code = try await repository.resetCode(hash: secret.hash), code.expiresAt > EpochMillis.now,
-            let account = try await account(id: code.userId)
-        else { throw Self.badResetToken }
+        guard let (account, secret) = try await resetTarget(token: request.token) else { throw Self.badResetToken }
         try await setPassword(request.newPassword, of: account, keepingSession: nil, languages: languages, consuming: secret.hash)
         try await throttle.clear(identifier: AccountIdentifier(account.identifier))
+    }
+
+    /// The account a reset token would reset, without using the token (the reset page shows whose password it sets,
+    /// and gives password managers the username); `nil` for an unknown, used or expired token.
+    func resetAccount(token: String) async throws -> AccountInfo? {
+        try await resetTarget(token: token)?.account
+    }
+
+    private func resetTarget(token: String) async throws -> (account: AccountInfo, secret: SessionSecret)? {
+        guard let secret = SessionSecret(token, purpose: .passwordReset),
+            let code = try await repository.resetCode(hash: secret.hash), code.expiresAt > EpochMillis.now,
+            let account = try await account(id: code.userId)
+        else { return nil }
+        return (account, secret)
     }
 
     /// A reset token for an operator to hand to the account's owner; earlier tokens of the account stop working.

@@ -6,6 +6,9 @@ import Logging
 
 /// The website side of accounts: sign-in, sign-up, change-password and reset pages posting plain forms, the
 /// `/.well-known/change-password` redirect, and the web-view handoff that turns an app's one-time code into a cookie.
+///
+/// Every page speaks the reader's language (``WebText``, chosen from `Accept-Language`), and the validation
+/// messages on it are asked for in that same language.
 struct WebController: Sendable {
     let accounts: AccountService
     let web: WebSettings
@@ -51,25 +54,30 @@ struct WebController: Sendable {
 
     @Sendable func accountPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in") }
-        return Self.html(WebPages.account(identifier: session.account.identifier))
+        return Self.html(WebPages.account(WebText(languages: request.languages), identifier: session.account.identifier))
     }
 
     @Sendable func signInPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         if await currentSession(request) != nil { return Self.redirect("/account") }
-        return Self.html(WebPages.signIn(next: request.uri.queryParameters["next"].map(String.init).flatMap(Self.localPath)))
+        let next = request.uri.queryParameters["next"].map(String.init).flatMap(Self.localPath)
+        return Self.html(WebPages.signIn(WebText(languages: request.languages), next: next))
     }
 
     @Sendable func signUpPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        Self.html(WebPages.signUp())
+        Self.html(WebPages.signUp(WebText(languages: request.languages)))
     }
 
     @Sendable func changePasswordPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
-        return Self.html(WebPages.changePassword(identifier: session.account.identifier))
+        return Self.html(WebPages.changePassword(WebText(languages: request.languages), identifier: session.account.identifier))
     }
 
+    /// The reset form for the account the token resets (its username prefilled), or the expired-link page.
     @Sendable func resetPasswordPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        Self.html(WebPages.resetPassword(token: request.uri.queryParameters["token"].map(String.init) ?? ""))
+        let text = WebText(languages: request.languages)
+        let token = request.uri.queryParameters["token"].map(String.init) ?? ""
+        guard let account = try await accounts.resetAccount(token: token) else { return Self.expiredLink(text, AccountService.badResetToken) }
+        return Self.html(WebPages.resetPassword(text, token: token, identifier: account.identifier))
     }
 
     // MARK: Forms
@@ -78,6 +86,7 @@ struct WebController: Sendable {
     @Sendable func signIn(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         try checkOrigin(request)
         let form = try await Self.form(SignInForm.self, request, context)
+        let text = WebText(languages: request.languages)
         let next = form.next.flatMap(Self.localPath)
         do {
             let (_, session) = try await accounts.signIn(
@@ -86,19 +95,20 @@ struct WebController: Sendable {
             return signedIn(session, redirect: next ?? "/account")
         } catch let error as KizunaError where [.invalidCredentials, .throttled, .accountDisabled, .unavailable].contains(error.code) {
             return Self.errorPage(
-                WebPages.signIn(identifier: form.identifier, next: next, problems: [.init(message: error.message)]), error)
+                WebPages.signIn(text, identifier: form.identifier, next: next, problems: [.init(message: text.message(for: error))]), error)
         }
     }
 
     @Sendable func signUp(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         try checkOrigin(request)
         let form = try await Self.form(SignInForm.self, request, context)
+        let text = WebText(languages: request.languages)
         do {
             let (_, session) = try await accounts.signUp(
-                Credentials(identifier: form.identifier, password: form.password), kind: .web, languages: request.languages)
+                Credentials(identifier: form.identifier, password: form.password), kind: .web, languages: [text.language])
             return signedIn(session, redirect: "/account", status: .seeOther)
         } catch let error as KizunaError where [.validationFailed, .conflict, .unavailable].contains(error.code) {
-            return Self.errorPage(WebPages.signUp(identifier: form.identifier, problems: Self.problems(error)), error)
+            return Self.errorPage(WebPages.signUp(text, identifier: form.identifier, problems: Self.problems(error, text)), error)
         }
     }
 
@@ -116,24 +126,31 @@ struct WebController: Sendable {
         try checkOrigin(request)
         guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
         let form = try await Self.form(ChangePasswordForm.self, request, context)
+        let text = WebText(languages: request.languages)
+        let identifier = session.account.identifier
         do {
             try await accounts.changePassword(
-                session, ChangePasswordRequest(currentPassword: form.currentPassword, newPassword: form.newPassword), languages: request.languages
-            )
-            return Self.html(WebPages.changePassword(identifier: session.account.identifier, done: true))
+                session, ChangePasswordRequest(currentPassword: form.currentPassword, newPassword: form.newPassword), languages: [text.language])
+            return Self.html(WebPages.changePassword(text, identifier: identifier, done: true))
         } catch let error as KizunaError where [.validationFailed, .invalidCredentials, .throttled, .unavailable].contains(error.code) {
-            return Self.errorPage(WebPages.changePassword(identifier: session.account.identifier, problems: Self.problems(error)), error)
+            return Self.errorPage(WebPages.changePassword(text, identifier: identifier, problems: Self.problems(error, text)), error)
         }
     }
 
     @Sendable func resetPassword(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         try checkOrigin(request)
         let form = try await Self.form(ResetForm.self, request, context)
+        let text = WebText(languages: request.languages)
         do {
-            try await accounts.resetPassword(ResetPasswordRequest(token: form.token, newPassword: form.newPassword), languages: request.languages)
-            return Self.html(WebPages.resetPassword(token: "", done: true))
+            try await accounts.resetPassword(ResetPasswordRequest(token: form.token, newPassword: form.newPassword), languages: [text.language])
+            return Self.html(WebPages.passwordWasReset(text))
         } catch let error as KizunaError where [.validationFailed, .sessionExpired, .unavailable].contains(error.code) {
-            return Self.errorPage(WebPages.resetPassword(token: form.token, problems: Self.problems(error)), error)
+            // The form again, for the account the token still resets; once the token is spent, the expired-link page.
+            guard error.code != .sessionExpired, let account = try await accounts.resetAccount(token: form.token) else {
+                return Self.expiredLink(text, error.code == .sessionExpired ? error : AccountService.badResetToken)
+            }
+            let page = WebPages.resetPassword(text, token: form.token, identifier: account.identifier, problems: Self.problems(error, text))
+            return Self.errorPage(page, error)
         }
     }
 
@@ -143,7 +160,8 @@ struct WebController: Sendable {
             let (session, next) = try await accounts.redeemHandoff(request.uri.queryParameters["code"].map(String.init) ?? "")
             return signedIn(session, redirect: next)
         } catch let error as KizunaError where error.code == .sessionExpired {
-            return Self.html(WebPages.message(title: "Link expired", text: error.message, code: error.code.rawValue), status: .badRequest)
+            let text = WebText(languages: request.languages)
+            return Self.html(WebPages.message(text, title: text.linkExpiredTitle, error: error), status: .badRequest)
         }
     }
 
@@ -178,19 +196,20 @@ struct WebController: Sendable {
         }
     }
 
-    private static func problems(_ error: KizunaError) -> [WebPages.Problem] {
-        guard !error.details.isEmpty else { return [.init(field: error.field, message: error.message)] }
+    /// The problems of a refusal, each validation problem prefixed with its field's label in the page's language.
+    private static func problems(_ error: KizunaError, _ text: WebText) -> [WebPages.Problem] {
+        guard !error.details.isEmpty else { return [.init(field: error.field, message: text.message(for: error))] }
         return error.details.map { detail in
             let field = detail.field
-            let label = field.flatMap { labels[$0] }
+            let label = field.flatMap(text.label(of:))
             return .init(field: field, message: label.map { "\($0): \(detail.message)" } ?? detail.message)
         }
     }
 
-    /// The visible label of each form field, to prefix its problems in the summary.
-    private static let labels = [
-        "identifier": "Email or username", "password": "Password", "currentPassword": "Current password", "newPassword": "New password",
-    ]
+    /// The page for a reset link that is unknown, used or expired, with the refusal's status.
+    private static func expiredLink(_ text: WebText, _ error: KizunaError) -> Response {
+        errorPage(WebPages.message(text, title: text.linkExpiredTitle, error: error), error)
+    }
 
     private static func localPath(_ path: String) -> String? {
         WebSettings.isLocalPath(path) ? path : nil

@@ -5,7 +5,9 @@ import KizunaCore
 ///
 /// - Fields carry `autocomplete="username"`, `current-password` and `new-password`, so Safari's password manager and
 ///   Password AutoFill (with the served apple-app-site-association's `webcredentials`) fill and save them, and
-///   offer the same credentials in the app.
+///   offer the same credentials in the app. Every form with a password field also has a username field (hidden or
+///   read-only where the account is already known): without one, Safari does not offer to save the password.
+/// - The words come from a ``WebText`` in the reader's language (English or Japanese), `<html lang>` too.
 /// - Every field has a `<label>`; problems are listed in a `role="alert"` summary and tied to their field with
 ///   `aria-describedby` and `aria-invalid`.
 enum WebPages {
@@ -15,85 +17,96 @@ enum WebPages {
         var message: String
     }
 
-    static func signIn(identifier: String = "", next: String?, problems: [Problem] = []) -> String {
+    static func signIn(_ text: WebText, identifier: String = "", next: String?, problems: [Problem] = []) -> String {
         page(
-            title: "Sign in",
+            text, title: text.signInTitle,
             body: """
-                \(summary(problems))
+                \(summary(text, problems))
                 <form method="post" action="/account/sign-in">
                 \(next.map { #"<input type="hidden" name="next" value="\#(escape($0))">"# } ?? "")
-                \(field("identifier", label: "Email or username", type: "text", autocomplete: "username", value: identifier, problems: problems, extra: #"autocapitalize="none" spellcheck="false" autofocus"#))
-                \(field("password", label: "Password", type: "password", autocomplete: "current-password", problems: problems))
-                <button type="submit">Sign in</button>
+                \(field("identifier", label: text.identifierLabel, type: "text", autocomplete: "username", value: identifier, problems: problems, extra: #"autocapitalize="none" spellcheck="false" autofocus"#))
+                \(field("password", label: text.passwordLabel, type: "password", autocomplete: "current-password", problems: problems))
+                <button type="submit">\(escape(text.signInButton))</button>
                 </form>
-                <p>New here? <a href="/account/sign-up">Create an account</a></p>
+                <p>\(escape(text.newHere)) <a href="/account/sign-up">\(escape(text.createAccountLink))</a></p>
                 """)
     }
 
-    static func signUp(identifier: String = "", problems: [Problem] = []) -> String {
+    static func signUp(_ text: WebText, identifier: String = "", problems: [Problem] = []) -> String {
         page(
-            title: "Create an account",
+            text, title: text.signUpTitle,
             body: """
-                \(summary(problems))
+                \(summary(text, problems))
                 <form method="post" action="/account/sign-up">
-                \(field("identifier", label: "Email or username", type: "text", autocomplete: "username", value: identifier, problems: problems, extra: #"autocapitalize="none" spellcheck="false" autofocus"#))
-                \(field("password", label: "Password", type: "password", autocomplete: "new-password", problems: problems, hint: "At least 10 characters. Not a common password, and not your email address or username.", extra: #"minlength="10" passwordrules="minlength: 10;""#))
-                <button type="submit">Create account</button>
+                \(field("identifier", label: text.identifierLabel, type: "text", autocomplete: "username", value: identifier, problems: problems, extra: #"autocapitalize="none" spellcheck="false" autofocus"#))
+                \(field("password", label: text.passwordLabel, type: "password", autocomplete: "new-password", problems: problems, hint: text.signUpPasswordHint, extra: #"minlength="10" passwordrules="minlength: 10;""#))
+                <button type="submit">\(escape(text.signUpButton))</button>
                 </form>
-                <p>Already have an account? <a href="/account/sign-in">Sign in</a></p>
+                <p>\(escape(text.haveAccount)) <a href="/account/sign-in">\(escape(text.signInLink))</a></p>
                 """)
     }
 
-    static func changePassword(identifier: String, problems: [Problem] = [], done: Bool = false) -> String {
+    /// The signed-in account's identifier rides along hidden: the person knows who they are, and password managers
+    /// need it to know which saved password to update.
+    static func changePassword(_ text: WebText, identifier: String, problems: [Problem] = [], done: Bool = false) -> String {
         page(
-            title: "Change password",
+            text, title: text.changePasswordTitle,
             body: """
-                \(done ? #"<p role="status" class="done">Your password has been changed. Other devices have been signed out.</p>"# : summary(problems))
+                \(done ? #"<p role="status" class="done">\#(escape(text.passwordChanged))</p>"# : summary(text, problems))
                 <form method="post" action="/account/change-password">
                 <input type="text" name="username" autocomplete="username" value="\(escape(identifier))" hidden>
-                \(field("currentPassword", label: "Current password", type: "password", autocomplete: "current-password", problems: problems))
-                \(field("newPassword", label: "New password", type: "password", autocomplete: "new-password", problems: problems, hint: "At least 10 characters.", extra: #"minlength="10" passwordrules="minlength: 10;""#))
-                <button type="submit">Change password</button>
+                \(field("currentPassword", label: text.currentPasswordLabel, type: "password", autocomplete: "current-password", problems: problems))
+                \(field("newPassword", label: text.newPasswordLabel, type: "password", autocomplete: "new-password", problems: problems, hint: text.newPasswordHint, extra: #"minlength="10" passwordrules="minlength: 10;""#))
+                <button type="submit">\(escape(text.changePasswordButton))</button>
                 </form>
-                <p><a href="/account">Back to your account</a></p>
+                <p><a href="/account">\(escape(text.backToAccount))</a></p>
                 """)
     }
 
-    static func resetPassword(token: String, problems: [Problem] = [], done: Bool = false) -> String {
+    /// The account the reset link is for is shown read-only: the person sees whose password they set, and password
+    /// managers save the new one under that username.
+    static func resetPassword(_ text: WebText, token: String, identifier: String, problems: [Problem] = []) -> String {
         page(
-            title: "Choose a new password",
-            body: done
-                ? #"<p role="status" class="done">Your password has been reset. <a href="/account/sign-in">Sign in</a> with it.</p>"#
-                : """
-                \(summary(problems))
+            text, title: text.resetPasswordTitle,
+            body: """
+                \(summary(text, problems))
                 <form method="post" action="/account/reset-password">
                 <input type="hidden" name="token" value="\(escape(token))">
-                \(field("newPassword", label: "New password", type: "password", autocomplete: "new-password", problems: problems, hint: "At least 10 characters.", extra: #"minlength="10" passwordrules="minlength: 10;""#))
-                <button type="submit">Set password</button>
+                \(field("username", label: text.identifierLabel, type: "text", autocomplete: "username", value: identifier, problems: [], extra: #"readonly autocapitalize="none" spellcheck="false""#))
+                \(field("newPassword", label: text.newPasswordLabel, type: "password", autocomplete: "new-password", problems: problems, hint: text.newPasswordHint, extra: #"minlength="10" passwordrules="minlength: 10;" autofocus"#))
+                <button type="submit">\(escape(text.resetPasswordButton))</button>
                 </form>
                 """)
     }
 
-    static func account(identifier: String) -> String {
+    static func passwordWasReset(_ text: WebText) -> String {
         page(
-            title: "Your account",
+            text, title: text.resetPasswordTitle,
+            body: #"<p role="status" class="done">\#(escape(text.passwordReset)) <a href="/account/sign-in">\#(escape(text.signInWithIt))</a></p>"#)
+    }
+
+    static func account(_ text: WebText, identifier: String) -> String {
+        page(
+            text, title: text.accountTitle,
             body: """
-                <p>Signed in as <strong id="signed-in-as">\(escape(identifier))</strong>.</p>
-                <p><a href="/account/change-password">Change password</a></p>
-                <form method="post" action="/account/sign-out"><button type="submit">Sign out</button></form>
+                <p>\(text.signedInAs(#"<strong id="signed-in-as">\#(escape(identifier))</strong>"#))</p>
+                <p><a href="/account/change-password">\(escape(text.changePasswordLink))</a></p>
+                <form method="post" action="/account/sign-out"><button type="submit">\(escape(text.signOutButton))</button></form>
                 """)
     }
 
-    static func message(title: String, text: String, code: String) -> String {
-        page(title: title, body: #"<p role="alert" data-code="\#(escape(code))">\#(escape(text))</p><p><a href="/account/sign-in">Sign in</a></p>"#)
+    /// A refusal with nothing to fill in (an expired link), and the way back to signing in.
+    static func message(_ text: WebText, title: String, error: KizunaError) -> String {
+        let alert = #"<p role="alert" data-code="\#(escape(error.code.rawValue))">\#(escape(text.message(for: error)))</p>"#
+        return page(text, title: title, body: alert + #"<p><a href="/account/sign-in">\#(escape(text.signInLink))</a></p>"#)
     }
 
     // MARK: Building blocks
 
-    private static func page(title: String, body: String) -> String {
+    private static func page(_ text: WebText, title: String, body: String) -> String {
         """
         <!doctype html>
-        <html lang="en">
+        <html lang="\(text.language)">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -139,10 +152,10 @@ enum WebPages {
             """
     }
 
-    private static func summary(_ problems: [Problem]) -> String {
+    private static func summary(_ text: WebText, _ problems: [Problem]) -> String {
         guard !problems.isEmpty else { return "" }
         let items = problems.map { "<li>\(escape($0.message))</li>" }.joined()
-        return #"<div class="summary" role="alert"><p>Please fix the following:</p><ul>\#(items)</ul></div>"#
+        return #"<div class="summary" role="alert"><p>\#(escape(text.summaryHeading))</p><ul>\#(items)</ul></div>"#
     }
 
     /// HTML-escapes text for element content and quoted attribute values.
