@@ -36,6 +36,8 @@ struct ServerParts {
     let pushSender: PushSender
     /// The apple-app-site-association file as served.
     package let associationFile: AssociationFile
+    /// Signed static copies of the gate policies.
+    package let mirrors: GateMirrors
     let configuration: KizunaConfiguration
     /// Held while an SQLite store is served, so a second server on the same data directory is refused.
     let storeLock: StoreLock?
@@ -111,6 +113,12 @@ struct ServerParts {
         associationFile.use(associatedDomainStore)
         let documents = DocumentSQLRepository(database: database, didCommit: feed.poke)
         let live = LiveDocuments(apps: appRepository, documents: documents, feed: feed)
+        let secretKey = SecretKeySource(configuration.secretKeyOrigin)
+        let mirrors = GateMirrors(
+            live: live, apps: appRepository,
+            signingKey: MirrorSigningKey(configuration.mirrorKeyFile.map(MirrorSigningKey.Origin.file) ?? .derived(secretKey)),
+            directory: configuration.mirrorDirectory, feed: feed, readiness: readiness, logger: logger)
+        self.mirrors = mirrors
         let apiKeys = APIKeySQLRepository(database: database)
         let userGroups = UserGroupSQLRepository(database: database)
         let tombstoneRetention = Int64(configuration.tombstoneRetentionDays) * 86_400_000
@@ -130,7 +138,8 @@ struct ServerParts {
         apps.addPublicRoutes(to: v1)
         apps.addAdminRoutes(to: admin)
         PublishingController(
-            documents: documents, live: live, dataSchemas: dataSchemas, apps: appRepository, retention: configuration.documentRetention
+            documents: documents, live: live, dataSchemas: dataSchemas, apps: appRepository, mirrors: mirrors,
+            retention: configuration.documentRetention
         ).addRoutes(to: admin)
         let installLimiter = InstallRateLimiter(limit: configuration.deviceRateLimit)
         DeviceController(live: live, limiter: installLimiter).addRoutes(to: v1)
@@ -149,7 +158,7 @@ struct ServerParts {
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
         let pushDevices = PushDeviceRepository(database: database)
         PushDevicesController(devices: pushDevices, apps: appRepository, accounts: accounts, limiter: installLimiter).addRoutes(to: v1)
-        let pushCredentials = PushCredentialStore(database: database, secretKey: SecretKeySource(configuration.secretKeyOrigin))
+        let pushCredentials = PushCredentialStore(database: database, secretKey: secretKey)
         let pushJobs = PushJobStore(database: database)
         let pushTokens = APNsProviderTokens(now: { [now = configuration.push.now] in EpochMillis.date(now()) }, shared: pushCredentials.sharedTokens)
         let pushSender = PushSender(
@@ -203,7 +212,9 @@ extension ServerParts {
             server: server,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
             // Stopped in reverse order: the push sender, the hub and the job runner stop before the feed does and the store closes.
-            services: [DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper, hub, pushSender],
+            services: [
+                DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper, hub, pushSender, mirrors,
+            ],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger
         )

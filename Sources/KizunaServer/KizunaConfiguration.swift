@@ -75,6 +75,13 @@ public struct KizunaConfiguration: Sendable {
     /// until given one (every instance sharing it needs the same).
     public var secretKey: SecretKeySetting?
 
+    /// Where signed gate mirrors are written (`<directory>/<app>/gate.json`), for a static host or CDN to serve
+    /// when the API is down; none when `nil`.
+    public var mirrorDirectory: String?
+    /// The file of the mirrors' Ed25519 signing key (a 32-byte seed, created when absent), for rotating it; `nil`
+    /// derives the key from the secret key.
+    public var mirrorKeyFile: String?
+
     /// The source of the secret key, as ``secretKey`` and the store say.
     var secretKeyOrigin: SecretKeySource.Origin {
         switch (secretKey, database) {

@@ -15,7 +15,7 @@ struct GateCommand: AsyncParsableCommand {
             `require` or `maintenance`, for CI.
             """,
         subcommands: [
-            ShowDocument<GateDocument>.self, SetFields.self, PublishDocument<GateDocument>.self, ImportForceAlert.self, Check.self,
+            ShowDocument<GateDocument>.self, SetFields.self, PublishDocument<GateDocument>.self, ImportForceAlert.self, Check.self, Mirror.self,
             HistoryOfDocument<GateDocument>.self, DiffDocument<GateDocument>.self, RollbackDocument<GateDocument>.self,
         ]
     )

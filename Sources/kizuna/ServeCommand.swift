@@ -112,6 +112,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Push (APNs)")
     var push: PushOptions
+
+    @OptionGroup(title: "Gate mirrors")
+    var mirror: MirrorOptions
     @Option(
         name: .customLong("batch-size"),
         help: """
@@ -167,6 +170,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.graphQLLimits = try graphQL.limits(environment)
         try realtime.apply(to: &configuration, environment)
         try push.apply(to: &configuration, environment)
+        mirror.apply(to: &configuration, environment)
         configuration.sessions.refreshReuseGrace = .seconds(try integer(refreshReuseGrace, "KIZUNA_REFRESH_REUSE_GRACE", 30, range: 0...600))
         let origins =
             corsOrigins.isEmpty

@@ -35,12 +35,31 @@ struct ForceAlertImportTests {
                 "minimumVersion": "4.0", "maintenance": ["active": false], "defaultLanguage": "ja",
                 "notices": [
                     "require": [
-                        "texts": ["ja": ["title": "更新", "message": "更新してください"], "en": ["title": "Update", "message": "Please update."]]
+                        "url": nil,
+                        "texts": ["ja": ["title": "更新", "message": "更新してください"], "en": ["title": "Update", "message": "Please update."]],
                     ],
                     "recommend": ["texts": ["ja": ["title": "新版", "message": "新しい版があります"]]],
                 ],
             ])
-        _ = try GatePolicy(parsing: .object(merged))
+        // No url: an alert without a button, as the hand-made one was — not the store page.
+        let decision = try GatePolicy(parsing: .object(merged)).decide(
+            try EvaluationContext(device: DeviceContext(appVersion: "3.9", locale: "en"), appId: "shop", now: Date()), policyVersion: 1,
+            storeURL: "https://apps.apple.com/app/id1")
+        #expect(decision.action == .require && decision.url == nil && decision.title == "Update")
+    }
+
+    @Test func aParameterWithConditionalValuesIsNotGuessedAt() throws {
+        let template: JSONValue = [
+            "parameters": [
+                "force_update": [
+                    "defaultValue": ["value": #"{"title": "t", "message": "m", "version": "2.0"}"#],
+                    "conditionalValues": ["android": ["value": #"{"title": "t", "message": "m", "version": "9.0"}"#]],
+                    "valueType": "JSON",
+                ]
+            ]
+        ]
+        let error = try #require(throws: KizunaError.self) { try ForceAlertImport.parameter("force_update", inFirebaseTemplate: template) }
+        #expect(error.field == "parameters.force_update.conditionalValues" && error.message.contains("(android)"))
     }
 
     @Test func everyProblemIsListedWithItsField() throws {

@@ -20,8 +20,8 @@ private func readmeInTheApp(present: (UpdateDecision) -> Void) async throws {
 
     let gate = UpdateGate(app: app)
     if let decision = gate.current, decision.isBlocking { present(decision) }  // block at launch, before the network answers
-    let check = try await gate.check()  // at launch and on becoming active
-    if check.shouldPresent { present(check.decision) }  // require/maintenance: always; recommend: once per nag interval
+    let check = try await gate.check()  // at launch and on becoming active: calls at once share one request
+    if check.shouldPresent { present(check.decision) }  // require/maintenance: once per foreground; recommend: per nag interval
 
     for try await _ in config.updates() { try await config.activate() }  // realtime, when you choose
     for try await check in gate.updates() where check.shouldPresent { present(check.decision) }
@@ -30,6 +30,18 @@ private func readmeInTheApp(present: (UpdateDecision) -> Void) async throws {
 }
 
 // snippet: README.md#2
+private func readmeGateMirror(app: KizunaApp) async throws {
+    let mirrored = UpdateGate(
+        app: app,
+        mirror: try GateMirrorSettings(
+            urls: [URL(string: "https://status.example.com/kizuna/shop/gate.json")!],
+            publicKeys: ["oWk2Yq1j3Ldm7u9z4Q0TgH8xS5vN2cE6bR1fA3pK7sM="]))  // from `kizuna gate mirror --public-key`
+    let answer = try await mirrored.check()  // answer.source == .mirror when the API was unreachable, failing or slow
+    // snippet end
+    _ = answer
+}
+
+// snippet: README.md#3
 private func readmeSecureStore(token: String) throws {
     let store = SecureStore(service: "com.example.shop")
     store["session"] = token
@@ -44,7 +56,7 @@ private struct Message: Codable, Sendable {
     var text: String
 }
 
-// snippet: README.md#3
+// snippet: README.md#4
 private func readmeData(app: KizunaApp) async throws {
     // Message: your Codable struct with the fields the documents select (id, text).
     let sent: Message = try await app.data.mutate(
@@ -58,7 +70,7 @@ private func readmeData(app: KizunaApp) async throws {
     _ = sent
 }
 
-// snippet: README.md#4
+// snippet: README.md#5
 private func readmeOutbox(app: KizunaApp) async throws {
     try await app.data.outbox.start()  // at launch: sends what an earlier run left
     let item = try await app.data.outbox.send(.create("Message", ["roomId": "r1", "text": "hello"], parent: "Room:r1"))
@@ -67,7 +79,7 @@ private func readmeOutbox(app: KizunaApp) async throws {
     }
 }
 
-// snippet: README.md#5
+// snippet: README.md#6
 private func readmeLiveQuery(app: KizunaApp) async throws {
     let room = LiveQuery<Message>("Message", matching: ["roomId": "r1"], sortedBy: \.id)
     for try await messages in app.data.observe(room) {
@@ -75,7 +87,7 @@ private func readmeLiveQuery(app: KizunaApp) async throws {
     }
 }
 
-// snippet: README.md#6
+// snippet: README.md#7
 private func readmeAccounts(app: KizunaApp, email: String, password: String) async throws {
     let account = try await app.auth.signIn(identifier: email, password: password)
     let web = try await app.auth.handoff(next: "/account")  // load web.url in the WKWebView

@@ -81,6 +81,17 @@ extension AdminClient {
         try await http.send("POST", "/v1/apps/\(try pathSegment(app))/config:fetch", body: device)
     }
 
+    /// The signed mirror of an app's live gate policy (a ``GateMirror`` file), as the server writes it to its
+    /// mirror directory.
+    public func gateMirror(app: String) async throws(KizunaError) -> Data {
+        try await http.exchange("GET", "/v1/admin/apps/\(try pathSegment(app))/gate/mirror").body
+    }
+
+    /// The public key gate mirrors are signed with: what apps pass to the SDK.
+    public func gateMirrorKey() async throws(KizunaError) -> GateMirror.KeyInfo {
+        try await http.send("GET", "/v1/admin/gate-mirror/key")
+    }
+
     private func documentPath(_ kind: DocumentKind, _ app: String) throws(KizunaError) -> String {
         "/v1/admin/apps/\(try pathSegment(app))/\(kind.rawValue)"
     }

@@ -14,12 +14,16 @@ import KizunaCore
 /// - `recommend` is presented at most once per nag interval, counted across launches.
 /// - Offline (or throttled, or with the server failing) the gate decides from the last policy it received, with
 ///   the same decision function the server uses, so a scheduled maintenance window or OS deadline still begins
-///   and ends on time.
+///   and ends on time. Given ``GateMirrorSettings``, it first reads a signed static copy of the policy from a host
+///   that is not the server, so a maintenance published before the server went down still reaches a device that
+///   never saw it.
 public final class UpdateGate: Sendable {
     /// Where a decision came from.
     public enum Source: String, Sendable, Hashable, Codable {
         /// The server decided just now.
         case server
+        /// The server could not be asked; a signed gate mirror's policy decided (see ``GateMirrorSettings``).
+        case mirror
         /// The server could not be asked; the last policy it sent decided.
         case cachedPolicy
         /// The server could not be asked and no policy was ever received.
@@ -36,6 +40,9 @@ public final class UpdateGate: Sendable {
         /// since the app came to the foreground, for `recommend` when the nag interval has passed since it was
         /// last presented, never for `none`; of concurrent checks, only one is told to present.
         public var shouldPresent: Bool
+        /// Why a gate mirror was refused when the server could not be asked — unreachable, altered, or signed by a
+        /// key the app does not trust; the decision then came from the policy held. `nil` otherwise.
+        public var mirrorProblem: KizunaError?
     }
 
     struct Stored: Codable, Sendable {
@@ -58,6 +65,7 @@ public final class UpdateGate: Sendable {
     }
 
     let app: KizunaApp
+    let mirror: GateMirrorSettings?
     let now: @Sendable () -> Date
     let state: PersistedState<Stored>
     let session: Locked<Session>
@@ -72,9 +80,11 @@ public final class UpdateGate: Sendable {
     /// Creates the gate, loading the last decision and policy from the app's directory.
     /// - Parameters:
     ///   - app: The app's connection.
+    ///   - mirror: Signed static copies of the policy to read when the server cannot be asked.
     ///   - now: The clock (for tests).
-    public init(app: KizunaApp, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(app: KizunaApp, mirror: GateMirrorSettings? = nil, now: @escaping @Sendable () -> Date = Date.init) {
         self.app = app
+        self.mirror = mirror
         self.now = now
         state = PersistedState(files: app.files, name: Self.file, format: Self.format, initial: Stored())
         let session = Locked(Session())
@@ -166,8 +176,11 @@ public final class UpdateGate: Sendable {
             }
             return try record(answer.decision, source: .server)
         } catch  where Self.canFallBack(error) {
+            let mirrors = await consultMirrors()
             let (decision, source) = try offlineDecision()
-            return try record(decision, source: source)
+            var check = try record(decision, source: mirrors.adopted ? .mirror : source)
+            check.mirrorProblem = mirrors.problem
+            return check
         }
     }
 
@@ -199,7 +212,7 @@ public final class UpdateGate: Sendable {
             }
         }
         try state.persist()
-        return Check(decision: decision, source: source, shouldPresent: present)
+        return Check(decision: decision, source: source, shouldPresent: present, mirrorProblem: nil)
     }
 
     /// Errors after which the cached policy decides: the server is unreachable, slow, throttling or failing.

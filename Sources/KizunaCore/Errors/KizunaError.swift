@@ -141,6 +141,8 @@ extension KizunaError.Code {
     public static let transport: Self = "transport"
     /// Stored data failed its integrity check: it was altered, or it is read with the wrong key (SDK only).
     public static let corrupted: Self = "corrupted"
+    /// Client-side: a signed document (a gate mirror) is not signed by a trusted key, or was altered.
+    public static let badSignature: Self = "bad_signature"
     /// The server did not answer within the client's timeout (raised by the SDK, never sent by the server).
     public static let timeout: Self = "timeout"
 }

@@ -9,7 +9,8 @@ import Foundation
 /// Nothing is guessed: a condition that cannot be translated is left out with its conditional values and listed in
 /// ``problems`` with its JSON path, so a partial import never turns a narrow condition into a wider one. What was
 /// translated with a change the user should know (re-rolled percentages, attributes the app must now send) is in
-/// ``notes``. The resulting ``template`` always parses as a ``RemoteConfigTemplate``.
+/// ``notes``. The resulting ``template`` is meant to parse as a ``RemoteConfigTemplate``; the command checks it, and
+/// says why when it does not.
 package struct FirebaseTemplateImport: Sendable {
     /// Something that could not be translated, at its path in the Firebase template.
     package struct Problem: Sendable, Hashable, Codable, CustomStringConvertible {

@@ -57,6 +57,13 @@ package struct ForceAlertImport: Sendable {
         guard let found else {
             throw KizunaError(.validationFailed, "The Firebase template has no parameter '\(key)'.", field: "parameters.\(key)")
         }
+        if let conditional = found["conditionalValues"]?.objectValue, !conditional.isEmpty {
+            throw KizunaError(
+                .validationFailed,
+                "'\(key)' also has conditional values (\(conditional.keys.sorted().joined(separator: ", "))), and the import reads only its "
+                    + "default: save the JSON of the value you mean to a file and import that.",
+                field: "parameters.\(key).conditionalValues")
+        }
         guard let text = found["defaultValue"]?["value"]?.stringValue,
             let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         else {
@@ -79,7 +86,8 @@ package struct ForceAlertImport: Sendable {
         var texts = require["texts"]?.objectValue ?? [:]
         texts[language] = ["title": .string(title), "message": .string(message)]
         require["texts"] = .object(texts)
-        require["url"] = url.map(JSONValue.string)
+        // No link: `null`, a prompt without a button (left out, a require notice would open the store page).
+        require["url"] = url.map(JSONValue.string) ?? .null
         notices["require"] = .object(require)
         policy["notices"] = .object(notices)
         let liveLanguage = policy["defaultLanguage"]?.stringValue.map { LocaleTag($0).description }

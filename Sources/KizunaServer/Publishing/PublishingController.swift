@@ -15,6 +15,8 @@ struct PublishingController: Sendable {
     let dataSchemas: LiveDataSchemas
     /// Every route checks its app exists: an unknown or deleted app is 404, not an empty document at version 0.
     let apps: any AppRepository
+    /// Gate publishes write the app's signed mirror before they are answered.
+    let mirrors: GateMirrors
     let retention: Int
 
     func addRoutes(to admin: RouterGroup<KizunaRequestContext>) {
@@ -27,6 +29,11 @@ struct PublishingController: Sendable {
             admin.get(RouterPath("\(base)/versions/{version}")) { try await show($0, $1, kind) }
             admin.get(RouterPath("\(base):diff")) { try await diff($0, $1, kind) }
         }
+        admin.get("/apps/{app}/gate/mirror") { request, context in
+            let signed = try await mirrors.signed(app: try await appId(context))
+            return Response.bytes(Array(signed.bytes), contentType: "application/json", headers: [.cacheControl: "no-store"])
+        }
+        admin.get("/gate-mirror/key") { _, _ in try Response.json(try mirrors.publicKey()) }
     }
 
     /// The live document, with its version as the ETag to publish against.
@@ -124,6 +131,7 @@ struct PublishingController: Sendable {
         )
         live.invalidate(app)
         if kind == .schema { dataSchemas.invalidate(app) }
+        if kind == .gate { await mirrors.write(app: app) }
         context.logger.notice(
             "Published \(kind.title)",
             metadata: ["app": "\(app)", "version": "\(published.version)", "rollbackOf": "\(rollbackOf.map(String.init) ?? "-")"]

@@ -32,13 +32,14 @@ final class ServeProcess {
     /// whose end `body` did not see (by ``stop(_:)`` or by reading all its output) is killed when `body` returns, so
     /// the run never waits on a live server.
     /// - Parameters:
-    ///   - executable: Which of the package's executables (`kizuna`, `kizuna-chat`).
+    ///   - executable: Which of the package's executables (`kizuna`, `kizuna-chat`), or an absolute path to another
+    ///     program (nginx).
     ///   - environment: Variables set for the child, beside this process's.
     static func run<R: Sendable>(
         _ arguments: [String], executable: String = "kizuna", environment: [String: String] = [:], _ body: (ServeProcess) async throws -> R
     ) async throws -> (value: R, status: TerminationStatus) {
         let result = try await Subprocess.run(
-            .path(try binary(executable)), arguments: Arguments(arguments),
+            .path(executable.hasPrefix("/") ? FilePath(executable) : try binary(executable)), arguments: Arguments(arguments),
             environment: .inherit.updating(
                 Dictionary(uniqueKeysWithValues: environment.map { (Environment.Key(stringLiteral: $0.key), Optional($0.value)) })),
             input: .none, output: .sequence, error: .combinedWithOutput
