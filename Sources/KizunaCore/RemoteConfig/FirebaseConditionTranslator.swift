@@ -54,8 +54,8 @@ package struct FirebaseConditionTranslator: Sendable {
 
     private func translate(_ atom: FirebaseAtom, _ notes: inout [String]) -> Result<JSONValue, Reason> {
         switch atom.element {
-        case "app.version": return version(atom, kind: "appVersion")
-        case "app.build": return version(atom, kind: "buildNumber")
+        case "app.version": return version(atom, kind: "appVersion", &notes)
+        case "app.build": return version(atom, kind: "buildNumber", &notes)
         case "device.os": return platform(atom)
         case "device.language": return locales(atom)
         case "device.country":
@@ -90,7 +90,7 @@ package struct FirebaseConditionTranslator: Sendable {
         }
     }
 
-    private func version(_ atom: FirebaseAtom, kind: String) -> Result<JSONValue, Reason> {
+    private func version(_ atom: FirebaseAtom, kind: String, _ notes: inout [String]) -> Result<JSONValue, Reason> {
         if let (op, operand) = comparison(atom.test) {
             guard let values = operand.strings ?? operand.number.map({ [Self.text($0)] }), values.count == 1 else {
                 return .failure(Reason(text: "compares with one version"))
@@ -99,6 +99,9 @@ package struct FirebaseConditionTranslator: Sendable {
         }
         if case .method("exactlyMatches", let operands) = atom.test, let values = FirebaseLiteral.flattened(operands).strings, !values.isEmpty {
             let tests = values.map { JSONValue.object([kind: ["==": .string($0)]]) }
+            notes.append(
+                "`\(atom.text)` compares versions as numbers in Kizuna, not as text: '2.1' also matches '2.1.0' (missing components "
+                    + "are zero)")
             return .success(tests.count == 1 ? tests[0] : ["any": .array(tests)])
         }
         if case .method(let name, _) = atom.test, ["contains", "notContains", "matches", "beginsWith", "endsWith"].contains(name) {

@@ -32,9 +32,7 @@ package struct ForceAlertImport: Sendable {
             parts.title = root["title"].flatMap { reader.string($0, at: JSONPath.root["title"]) }
             parts.message = root["message"].flatMap { reader.string($0, at: JSONPath.root["message"]) }
             if let value = root["url"], value != .null, let text = reader.string(value, at: JSONPath.root["url"]), !text.isEmpty {
-                if let parsed = URL(string: text), let scheme = parsed.scheme?.lowercased(), ["https", "http", "itms-apps"].contains(scheme),
-                    parsed.host != nil
-                {
+                if GateNotice.isLinkURL(text) {
                     parts.url = text
                 } else {
                     reader.problem(JSONPath.root["url"], "\"\(text)\" is not an absolute https, http or itms-apps URL")
@@ -91,7 +89,9 @@ package struct ForceAlertImport: Sendable {
         notices["require"] = .object(require)
         policy["notices"] = .object(notices)
         let liveLanguage = policy["defaultLanguage"]?.stringValue.map { LocaleTag($0).description }
-        if liveLanguage == nil || texts[liveLanguage!] == nil { policy["defaultLanguage"] = .string(language) }
+        // The policy's own keys may be written `ja-JP`; compare them as the gate reads them.
+        let languages = Set(texts.keys.map { LocaleTag($0).description })
+        if liveLanguage.map(languages.contains) != true { policy["defaultLanguage"] = .string(language) }
         return policy
     }
 }

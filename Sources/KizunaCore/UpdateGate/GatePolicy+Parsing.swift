@@ -205,9 +205,7 @@ extension GatePolicy {
             case .null?: link = .none
             case let value?:
                 guard let text = reader.string(value, at: path["url"]) else { break }
-                if let parsed = URL(string: text), let scheme = parsed.scheme?.lowercased(),
-                    ["https", "http", "itms-apps"].contains(scheme), parsed.host != nil
-                {
+                if GateNotice.isLinkURL(text) {
                     link = .url(text)
                 } else {
                     reader.problem(path["url"], "\"\(text)\" is not an absolute https, http or itms-apps URL (or null, for no button)")

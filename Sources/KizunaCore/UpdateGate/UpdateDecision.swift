@@ -106,6 +106,12 @@ public struct GateNotice: Sendable, Hashable {
         self.link = link
     }
 
+    /// Whether `text` may be a notice's link: an absolute https, http or itms-apps URL with a host.
+    package static func isLinkURL(_ text: String) -> Bool {
+        guard let parsed = URL(string: text), let scheme = parsed.scheme?.lowercased() else { return false }
+        return ["https", "http", "itms-apps"].contains(scheme) && parsed.host != nil
+    }
+
     /// The URL for a decision of `kind`, given the app's store page.
     func url(for kind: GatePolicy.NoticeKind, storeURL: String?) -> String? {
         switch link {
