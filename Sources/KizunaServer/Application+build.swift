@@ -184,6 +184,10 @@ struct ServerParts {
         associatedDomains.addPublicRoutes(to: root)
         associatedDomains.addAdminRoutes(to: admin)
         DataJobsController(queue: jobs.queue, apps: appRepository).addAdminRoutes(to: admin)
+        ReleasesController(
+            releases: ReleaseStore(database: database, blobs: FileBlobStore(directory: URL(fileURLWithPath: configuration.effectiveBlobDirectory))),
+            apps: appRepository, live: live, maxArtifactSize: configuration.maxArtifactSize
+        ).addRoutes(to: admin)
         allowedMethods.record(router)
     }
 }

@@ -75,12 +75,26 @@ public struct KizunaConfiguration: Sendable {
     /// until given one (every instance sharing it needs the same).
     public var secretKey: SecretKeySetting?
 
+    /// Where release artifacts are kept: `blobs/` beside an SQLite store by default; a PostgreSQL store needs it
+    /// given (every instance must see the same files, such as a shared volume).
+    public var blobDirectory: String?
+    /// The largest release artifact accepted, in bytes: 20 GiB.
+    public var maxArtifactSize: Int64 = 20 * 1024 * 1024 * 1024
+
     /// Where signed gate mirrors are written (`<directory>/<app>/gate.json`), for a static host or CDN to serve
     /// when the API is down; none when `nil`.
     public var mirrorDirectory: String?
     /// The file of the mirrors' Ed25519 signing key (a 32-byte seed, created when absent), for rotating it; `nil`
     /// derives the key from the secret key.
     public var mirrorKeyFile: String?
+
+    /// The blob directory: ``blobDirectory``, else `blobs` beside an SQLite store, else `kizuna-blobs` in the working
+    /// directory.
+    var effectiveBlobDirectory: String {
+        if let blobDirectory { return blobDirectory }
+        if case .sqlite(let path) = database { return ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent("blobs") }
+        return "kizuna-blobs"
+    }
 
     /// The source of the secret key, as ``secretKey`` and the store say.
     var secretKeyOrigin: SecretKeySource.Origin {

@@ -12,6 +12,8 @@ struct BodyLimitMiddleware: RouterMiddleware {
     let limit: Int
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // Release artifacts stream to the blob store under their own limit, never collected in memory.
+        if ReleasesController.isArtifactUpload(request) { return try await next(request, context) }
         if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
             throw tooLarge
         }

@@ -1,0 +1,22 @@
+import Crypto
+import Foundation
+
+/// Checksums of a file read a chunk at a time, so a multi-gigabyte artifact is never in memory.
+package enum FileDigest {
+    /// The hex SHA-256 and MD5 of the file at `url`, and its size.
+    package static func of(_ url: URL) throws -> (sha256: String, md5: String, size: Int64) {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw KizunaError(.notFound, "Cannot read \(url.path).")
+        }
+        defer { try? handle.close() }
+        var sha256 = SHA256()
+        var md5 = Insecure.MD5()
+        var size: Int64 = 0
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            sha256.update(data: chunk)
+            md5.update(data: chunk)
+            size += Int64(chunk.count)
+        }
+        return (hex(sha256.finalize()), hex(md5.finalize()), size)
+    }
+}
