@@ -20,14 +20,3 @@ struct Kizuna: AsyncParsableCommand {
         ]
     )
 }
-
-struct VersionCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "version", abstract: "Print Kizuna's version.")
-
-    @OptionGroup var output: OutputOptions
-
-    func run() throws {
-        if output.json { return try output.printJSON(["version": "\(KizunaVersion.current)"]) }
-        print(KizunaVersion.current)
-    }
-}
