@@ -1,0 +1,6 @@
+import SwiftUI
+
+@main
+struct AppMain: App {
+    var body: some Scene { WindowGroup { Text("Hello") } }
+}
