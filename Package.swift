@@ -17,7 +17,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
-        // Tests only: the certificate of the local APNs server.
+        // Provisioning profiles (CMS signed data, BER) in `release inspect`; in tests, the local APNs server's certificate.
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
@@ -40,7 +40,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
-        // Tests only: child processes (the kizuna binary, the Python outside clients) without Foundation's Process.
+        // Child processes without Foundation's Process: `unzip` for `release inspect`; in tests, the kizuna binary and
+        // the Python outside clients.
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
         .package(url: "https://github.com/vapor/async-kit.git", from: "1.20.0"),
         // APNs provider tokens: ES256 JWTs.
@@ -53,7 +54,8 @@ let package = Package(
     targets: [
         .target(
             name: "KizunaCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            // SwiftASN1 costs the SDK nothing new: KizunaClient's CryptoExtras already links it.
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -114,6 +116,7 @@ let package = Package(
                 "KizunaServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -169,7 +172,7 @@ let package = Package(
             path: "Tests/Support",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "KizunaCoreTests", dependencies: ["KizunaCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "KizunaCoreTests", dependencies: ["KizunaCore", "KizunaTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KizunaServerTests",
             dependencies: [
