@@ -71,8 +71,7 @@ enum IPAInspector {
         // A profile that is there but unreadable is that problem, not a missing one.
         if let profileProblem, let index = checks.firstIndex(where: { $0.id == "profile.present" }) { checks[index] = profileProblem }
         if let registry { checks += ReleaseChecks.registry(info: info, profile: profile, registry) }
-        // TODO(issue 17): pass the app's released (version, build) pairs once the release registry exists.
-        checks.append(ReleaseChecks.unreleased(info: info))
+        checks.append(ReleaseChecks.unreleased(info: info, released: registry?.released))
 
         var findings: [SelectorFinding] = []
         var binaries: [String] = []

@@ -54,8 +54,13 @@ struct ReleaseInspectCommand: AsyncParsableCommand {
             let client = try server.client(environment)
             let record = try await client.app(id: app)
             let settings = try await client.associatedDomains(app: app)
+            var released: [String: Set<String>] = [:]
+            for release in try await client.releases(app: app, limit: 500) {
+                released[(try? SemanticVersion(parsing: release.version))?.releaseKey ?? release.version, default: []].insert(release.build)
+            }
             registry = ReleaseChecks.Registry(
-                app: record, domain: domain ?? client.server.host ?? "", associatedDomains: settings, push: try await Self.push(client, app))
+                app: record, domain: domain ?? client.server.host ?? "", associatedDomains: settings, push: try await Self.push(client, app),
+                released: released)
         }
         return try await IPAInspector.inspect(IPAArchive(path: ipa), registry: registry, now: now)
     }

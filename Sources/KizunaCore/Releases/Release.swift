@@ -115,6 +115,16 @@ public struct ReleaseList: Sendable, Hashable, Codable {
     public init(releases: [ReleaseRecord]) { self.releases = releases }
 }
 
+extension SemanticVersion {
+    /// The form a release's version is compared in: components to three, so `3.10` and `3.10.0` are one version, as
+    /// the store treats them; a pre-release kept.
+    public var releaseKey: String {
+        var key = (components + [0, 0, 0]).prefix(max(3, components.count)).map(String.init).joined(separator: ".")
+        if !preRelease.isEmpty, let tail = description.split(separator: "-", maxSplits: 1).last { key += "-" + tail }
+        return key
+    }
+}
+
 /// A release's tag from a template: `{version}`, `{build}`, `{channel}` and `{utc}` (the creation time as
 /// `yyyyMMdd-HHmmss`, UTC) are filled in; anything else stays as written.
 public enum ReleaseTag {

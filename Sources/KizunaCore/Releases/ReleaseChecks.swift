@@ -11,12 +11,18 @@ public enum ReleaseChecks {
         public var associatedDomains: AssociatedDomainSettings
         /// `nil` when the app has no APNs credentials in Kizuna.
         public var push: PushCredentialsInfo?
+        /// The builds released per version (by ``SemanticVersion/releaseKey``), from the release registry.
+        public var released: [String: Set<String>]
 
-        public init(app: AppRecord, domain: String, associatedDomains: AssociatedDomainSettings, push: PushCredentialsInfo?) {
+        public init(
+            app: AppRecord, domain: String, associatedDomains: AssociatedDomainSettings, push: PushCredentialsInfo?,
+            released: [String: Set<String>] = [:]
+        ) {
             self.app = app
             self.domain = domain
             self.associatedDomains = associatedDomains
             self.push = push
+            self.released = released
         }
 
         /// The associated-domain entitlements the app needs for what Kizuna serves it: `webcredentials:` when it shares
@@ -106,9 +112,10 @@ public enum ReleaseChecks {
     public static func unreleased(info: BundleInfo, released: [String: Set<String>]? = nil) -> ReleaseCheck {
         let pair = "\(info.version ?? "?") (\(info.build ?? "?"))"
         guard let released, let version = info.version, let build = info.build else {
-            return ReleaseCheck("release.unreleased", .skipped, "not checked: Kizuna has no release registry yet to compare \(pair) with")
+            return ReleaseCheck("release.unreleased", .skipped, "not checked: give --app to compare \(pair) with the app's releases")
         }
-        return released[version]?.contains(build) == true
+        let key = (try? SemanticVersion(parsing: version))?.releaseKey ?? version
+        return released[key]?.contains(build) == true
             ? ReleaseCheck("release.unreleased", .error, "\(pair) is already released: the store refuses a (version, build) pair twice")
             : ReleaseCheck("release.unreleased", .passed, "\(pair) is not released yet")
     }

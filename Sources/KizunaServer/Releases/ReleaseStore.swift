@@ -8,14 +8,6 @@ struct ReleaseStore: Sendable {
     let database: KizunaDatabase
     let blobs: any BlobStore
 
-    /// The form of a version the uniqueness of (version, build) is decided on: components to three, so `3.10` and
-    /// `3.10.0` are one version, as the store treats them.
-    static func versionKey(_ version: SemanticVersion) -> String {
-        var key = (version.components + [0, 0, 0]).prefix(max(3, version.components.count)).map(String.init).joined(separator: ".")
-        if !version.preRelease.isEmpty { key += "-" + version.description.split(separator: "-", maxSplits: 1).last.map(String.init)! }
-        return key
-    }
-
     /// Records a release. - Throws: `validation_failed`; `conflict` when the app already has this (version, build).
     func create(
         app: String, _ release: NewRelease, by author: String, tagTemplate: String = ReleaseTag.defaultTemplate
@@ -33,7 +25,7 @@ struct ReleaseStore: Sendable {
             try await db.raw(
                 """
                 INSERT INTO releases (id, app_id, version, version_key, build, channel, notes, commit_sha, branch, tag, created_by, created_at)
-                VALUES (\(bind: id), \(bind: app), \(bind: release.version), \(bind: Self.versionKey(version)), \(bind: release.build), \
+                VALUES (\(bind: id), \(bind: app), \(bind: release.version), \(bind: version.releaseKey), \(bind: release.build), \
                 \(bind: release.channel.rawValue), \(bind: release.notes), \(bind: release.commit), \(bind: release.branch), \(bind: tag), \
                 \(bind: author), \(bind: now))
                 ON CONFLICT (app_id, version_key, build) DO NOTHING
@@ -73,12 +65,12 @@ struct ReleaseStore: Sendable {
         let row =
             if let build {
                 try await database.raw(
-                    "SELECT * FROM releases WHERE app_id = \(bind: app) AND version_key = \(bind: Self.versionKey(version)) AND build = \(bind: build)"
+                    "SELECT * FROM releases WHERE app_id = \(bind: app) AND version_key = \(bind: version.releaseKey) AND build = \(bind: build)"
                 ).first()
             } else {
                 try await database.raw(
                     """
-                    SELECT * FROM releases WHERE app_id = \(bind: app) AND version_key = \(bind: Self.versionKey(version))
+                    SELECT * FROM releases WHERE app_id = \(bind: app) AND version_key = \(bind: version.releaseKey)
                     ORDER BY created_at DESC, id DESC LIMIT 1
                     """
                 ).first()
