@@ -14,7 +14,8 @@ struct ReleaseCommand: AsyncParsableCommand {
             gate policy with the version in blockedVersions, so devices on it must update; `unblock` takes it out.
             """,
         subcommands: [
-            Create.self, List.self, Show.self, Upload.self, Download.self, Remove.self, Block.self, Unblock.self, ReleaseInspectCommand.self, Package.self,
+            Create.self, List.self, Show.self, Upload.self, Download.self, Remove.self, Block.self, Unblock.self, ReleaseInspectCommand.self,
+            Package.self,
         ]
     )
 }

@@ -3,11 +3,11 @@ import Crypto
 import Foundation
 import Testing
 
+@testable import kizuna
+
 #if canImport(FoundationXML)
     import FoundationXML
 #endif
-
-@testable import kizuna
 
 /// `kizuna release package`: the transporter's `.itmsp` directory for an ipa.
 @Suite("kizuna release package")
@@ -16,7 +16,8 @@ struct ReleasePackageTests {
     final class Fields: NSObject, XMLParserDelegate {
         var values: [String: String] = [:]
         var text = ""
-        func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String]) {
+        func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String])
+        {
             text = ""
             if element == "software_assets" { values["apple_id"] = attributes["apple_id"] }
             if element == "package" { values["version"] = attributes["version"] }
@@ -37,7 +38,8 @@ struct ReleasePackageTests {
         try bytes.write(to: ipa)
 
         var command = try #require(
-            try Kizuna.parseAsRoot(["release", "package", "--ipa", ipa.path, "--apple-id", "1234567890", "-o", work.path]) as? any AsyncParsableCommand)
+            try Kizuna.parseAsRoot(["release", "package", "--ipa", ipa.path, "--apple-id", "1234567890", "-o", work.path])
+                as? any AsyncParsableCommand)
         try await command.run()
 
         let package = work.appendingPathComponent("Shop & Co.itmsp")
