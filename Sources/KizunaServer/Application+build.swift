@@ -185,7 +185,7 @@ struct ServerParts {
         associatedDomains.addAdminRoutes(to: admin)
         DataJobsController(queue: jobs.queue, apps: appRepository).addAdminRoutes(to: admin)
         ReleasesController(
-            releases: ReleaseStore(database: database, blobs: FileBlobStore(directory: URL(fileURLWithPath: configuration.effectiveBlobDirectory))),
+            releases: ReleaseStore(database: database, blobs: try configuration.effectiveBlobStorage.store()),
             apps: appRepository, live: live, maxArtifactSize: configuration.maxArtifactSize
         ).addRoutes(to: admin)
         allowedMethods.record(router)

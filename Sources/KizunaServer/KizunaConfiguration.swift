@@ -75,9 +75,9 @@ public struct KizunaConfiguration: Sendable {
     /// until given one (every instance sharing it needs the same).
     public var secretKey: SecretKeySetting?
 
-    /// Where release artifacts are kept: `blobs/` beside an SQLite store by default; a PostgreSQL store needs it
-    /// given (every instance must see the same files, such as a shared volume).
-    public var blobDirectory: String?
+    /// Where release artifacts are kept: a directory (`blobs/` beside an SQLite store by default; with PostgreSQL
+    /// every instance must see the same files, such as a shared volume) or an S3-compatible bucket.
+    public var blobStorage: BlobStorage?
     /// The largest release artifact accepted, in bytes: 20 GiB.
     public var maxArtifactSize: Int64 = 20 * 1024 * 1024 * 1024
 
@@ -88,12 +88,14 @@ public struct KizunaConfiguration: Sendable {
     /// derives the key from the secret key.
     public var mirrorKeyFile: String?
 
-    /// The blob directory: ``blobDirectory``, else `blobs` beside an SQLite store, else `kizuna-blobs` in the working
+    /// The blob storage: ``blobStorage``, else `blobs` beside an SQLite store, else `kizuna-blobs` in the working
     /// directory.
-    var effectiveBlobDirectory: String {
-        if let blobDirectory { return blobDirectory }
-        if case .sqlite(let path) = database { return ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent("blobs") }
-        return "kizuna-blobs"
+    var effectiveBlobStorage: BlobStorage {
+        if let blobStorage { return blobStorage }
+        if case .sqlite(let path) = database {
+            return .directory(((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent("blobs"))
+        }
+        return .directory("kizuna-blobs")
     }
 
     /// The source of the secret key, as ``secretKey`` and the store say.

@@ -112,7 +112,7 @@ struct FileBlobStoreTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = FileBlobStore(directory: directory)
         await #expect(throws: KizunaError.self) { try await store.put("half", from: Failing()) }
-        #expect(throws: KizunaError.self) { try store.size("half") }
+        await #expect(throws: KizunaError.self) { try await store.size("half") }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "no temporary file left either")
 
         let info = try await store.put("whole", from: [ByteBuffer(string: "hello "), ByteBuffer(string: "world")].async)
@@ -120,7 +120,7 @@ struct FileBlobStoreTests {
         let permissions = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("whole").path)[.posixPermissions]
         #expect(permissions as? Int == 0o600)
         var read: [UInt8] = []
-        for try await chunk in try store.read("whole", range: 6..<11) { read += chunk.readableBytesView }
+        for try await chunk in try await store.read("whole", range: 6..<11) { read += chunk.readableBytesView }
         #expect(String(decoding: read, as: UTF8.self) == "world")
     }
 }

@@ -86,7 +86,7 @@ struct ReleaseStore: Sendable {
         let removed = try await database.transaction { db in
             try await db.raw("DELETE FROM releases WHERE app_id = \(bind: app) AND id = \(bind: id) RETURNING id").first() != nil
         }
-        for key in blobKeys { try? blobs.delete(key) }
+        for key in blobKeys { try? await blobs.delete(key) }
         return removed
     }
 
@@ -119,9 +119,9 @@ struct ReleaseStore: Sendable {
                 ).run()
                 return old
             }
-            if let replaced { try? blobs.delete(replaced) }
+            if let replaced { try? await blobs.delete(replaced) }
         } catch {
-            try? blobs.delete(key)  // the release went away meanwhile: no orphan bytes
+            try? await blobs.delete(key)  // the release went away meanwhile: no orphan bytes
             throw error
         }
         return artifact

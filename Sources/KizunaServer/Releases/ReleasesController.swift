@@ -90,7 +90,7 @@ struct ReleasesController: Sendable {
             headers[.contentRange] = "bytes \(wanted.lowerBound)-\(wanted.upperBound - 1)/\(artifact.size)"
         }
         headers[.contentLength] = String(range.upperBound - range.lowerBound)
-        let bytes = try releases.blobs.read(blob, range: range)
+        let bytes = try await releases.blobs.read(blob, range: range)
         return Response(status: status, headers: headers, body: ResponseBody(asyncSequence: bytes))
     }
 

@@ -17,17 +17,17 @@ package struct BlobInfo: Sendable, Hashable {
 }
 
 /// Large files (release artifacts; chat attachments later), streamed in and out without ever sitting whole in
-/// memory.
+/// memory: ``FileBlobStore`` (a directory) or ``S3BlobStore`` (an S3-compatible bucket).
 package protocol BlobStore: Sendable {
     /// Stores what `body` yields under `key`, computing size and checksums on the way; the blob is visible only once
     /// complete (a crash or a failed stream leaves nothing under `key`).
     func put<Body: AsyncSequence & Sendable>(_ key: String, from body: Body) async throws -> BlobInfo where Body.Element == ByteBuffer
     /// The bytes of `key` in `range` (the whole blob when `nil`), read a chunk at a time as they are asked for.
-    func read(_ key: String, range: Range<Int64>?) throws -> BlobBytes
+    func read(_ key: String, range: Range<Int64>?) async throws -> BlobBytes
     /// The size of `key`. - Throws: `not_found`.
-    func size(_ key: String) throws -> Int64
+    func size(_ key: String) async throws -> Int64
     /// Removes `key`; a missing blob is not an error.
-    func delete(_ key: String) throws
+    func delete(_ key: String) async throws
 }
 
 /// A blob's bytes, read a chunk at a time only as the consumer asks (a slow client never makes the server buffer
@@ -101,15 +101,16 @@ package struct FileBlobStore: BlobStore {
         return BlobInfo(size: size, sha256: hex(sha256.finalize()), md5: hex(md5.finalize()))
     }
 
-    package func size(_ key: String) throws -> Int64 {
+    package func size(_ key: String) async throws -> Int64 {
         let attributes = try? FileManager.default.attributesOfItem(atPath: try path(key).path)
         guard let size = (attributes?[.size] as? NSNumber)?.int64Value else { throw KizunaError(.notFound, "No such blob.") }
         return size
     }
 
-    package func read(_ key: String, range: Range<Int64>?) throws -> BlobBytes {
+    package func read(_ key: String, range: Range<Int64>?) async throws -> BlobBytes {
         let file = try path(key).path
-        let wanted = try range ?? 0..<size(key)
+        let wanted: Range<Int64>
+        if let range { wanted = range } else { wanted = 0..<(try await size(key)) }
         return BlobBytes {
             var handle: FileHandle?
             var remaining = wanted.upperBound - wanted.lowerBound
@@ -132,7 +133,7 @@ package struct FileBlobStore: BlobStore {
         }
     }
 
-    package func delete(_ key: String) throws {
+    package func delete(_ key: String) async throws {
         try? FileManager.default.removeItem(at: try path(key))
     }
 }

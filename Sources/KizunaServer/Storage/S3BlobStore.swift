@@ -1,0 +1,180 @@
+import Crypto
+import Foundation
+import KizunaCore
+import NIOCore
+import NIOHTTP1
+
+/// Blobs as objects in an S3-compatible bucket (path-style, SigV4). A blob larger than one part goes up as a
+/// multipart upload, completed only once every part is in, and aborted when the body fails: S3 shows nothing under
+/// the key until then. Reads are ranged GETs of one part's size each, so a download holds at most one part.
+package struct S3BlobStore: BlobStore {
+    let connection: ObjectStoreConnection
+    let signer: SigV4Signer
+    let bucket: String
+    /// The bytes of each uploaded part but the last (S3's minimum is 5 MiB) and of each ranged read.
+    let partSize: Int
+
+    /// - Throws: `validation_failed` for an endpoint that is not `http(s)://host[:port]`.
+    package init(settings: S3Settings, partSize: Int = 8 * 1024 * 1024) throws {
+        connection = try ObjectStoreConnection(endpoint: settings.endpoint)
+        signer = SigV4Signer(accessKey: settings.accessKey, secretKey: settings.secretKey, region: settings.region)
+        bucket = settings.bucket
+        self.partSize = partSize
+    }
+
+    package func put<Body: AsyncSequence & Sendable>(_ key: String, from body: Body) async throws -> BlobInfo where Body.Element == ByteBuffer {
+        var sha256 = SHA256()
+        var md5 = Insecure.MD5()
+        var size: Int64 = 0
+        var pending = ByteBuffer()
+        var upload: String?
+        var etags: [String] = []
+        do {
+            for try await var chunk in body {
+                chunk.withUnsafeReadableBytes { bytes in
+                    sha256.update(bufferPointer: bytes)
+                    md5.update(bufferPointer: bytes)
+                }
+                size += Int64(chunk.readableBytes)
+                pending.writeBuffer(&chunk)
+                while pending.readableBytes >= partSize, let part = pending.readSlice(length: partSize) {
+                    let id: String
+                    if let upload { id = upload } else { id = try await createMultipartUpload(key) }
+                    upload = id
+                    etags.append(try await uploadPart(key, upload: id, number: etags.count + 1, part))
+                    pending.discardReadBytes()
+                }
+            }
+            if let upload {
+                if pending.readableBytes > 0 { etags.append(try await uploadPart(key, upload: upload, number: etags.count + 1, pending)) }
+                try await completeMultipartUpload(key, upload: upload, etags: etags)
+            } else {
+                try await expect(send(.PUT, key, body: pending), [.ok], "PutObject")
+            }
+        } catch {
+            if let upload { _ = try? await send(.DELETE, key, query: [("uploadId", upload)]) }
+            throw error
+        }
+        return BlobInfo(size: size, sha256: hex(sha256.finalize()), md5: hex(md5.finalize()))
+    }
+
+    package func size(_ key: String) async throws -> Int64 {
+        let response = try await send(.HEAD, key)
+        if response.status == .notFound { throw KizunaError(.notFound, "No such blob.") }
+        try expect(response, [.ok], "HeadObject")
+        guard let length = response.headers.first(name: "Content-Length").flatMap({ Int64($0) }) else {
+            throw KizunaError(.storeUnavailable, "The object store answered HeadObject without a length.")
+        }
+        return length
+    }
+
+    package func read(_ key: String, range: Range<Int64>?) async throws -> BlobBytes {
+        let wanted: Range<Int64>
+        if let range { wanted = range } else { wanted = 0..<(try await size(key)) }
+        let store = self
+        return BlobBytes {
+            var position = wanted.lowerBound
+            return {
+                guard position < wanted.upperBound else { return nil }
+                let end = min(position + Int64(store.partSize), wanted.upperBound)
+                let response = try await store.send(.GET, key, headers: [("Range", "bytes=\(position)-\(end - 1)")])
+                if response.status == .notFound { throw KizunaError(.notFound, "No such blob.") }
+                try store.expect(response, [.partialContent, .ok], "GetObject")
+                guard response.body.readableBytes == Int(end - position) else {
+                    throw KizunaError(.internalError, "A blob ended before its length.")
+                }
+                position = end
+                return response.body
+            }
+        }
+    }
+
+    package func delete(_ key: String) async throws {
+        try expect(try await send(.DELETE, key), [.noContent, .ok, .notFound], "DeleteObject")
+    }
+
+    /// Creates the bucket (in `us-east-1`, or the signer's region); one this account already owns is no error.
+    package func createBucket() async throws {
+        let configuration =
+            signer.region == "us-east-1"
+            ? ByteBuffer()
+            : ByteBuffer(
+                string:
+                    "<CreateBucketConfiguration><LocationConstraint>\(signer.region)</LocationConstraint></CreateBucketConfiguration>")
+        let response = try await send(.PUT, nil, body: configuration)
+        if response.status == .conflict, Self.element("Code", in: response.body) == "BucketAlreadyOwnedByYou" { return }
+        try expect(response, [.ok], "CreateBucket")
+    }
+
+    // MARK: Multipart upload
+
+    private func createMultipartUpload(_ key: String) async throws -> String {
+        let response = try await send(.POST, key, query: [("uploads", "")])
+        try expect(response, [.ok], "CreateMultipartUpload")
+        guard let id = Self.element("UploadId", in: response.body) else {
+            throw KizunaError(.storeUnavailable, "The object store answered CreateMultipartUpload without an upload id.")
+        }
+        return id
+    }
+
+    private func uploadPart(_ key: String, upload: String, number: Int, _ part: ByteBuffer) async throws -> String {
+        let response = try await send(.PUT, key, query: [("partNumber", String(number)), ("uploadId", upload)], body: part)
+        try expect(response, [.ok], "UploadPart")
+        guard let etag = response.headers.first(name: "ETag") else {
+            throw KizunaError(.storeUnavailable, "The object store answered UploadPart without an ETag.")
+        }
+        return etag
+    }
+
+    private func completeMultipartUpload(_ key: String, upload: String, etags: [String]) async throws {
+        let parts = etags.enumerated().map { index, etag in
+            "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(etag.replacingOccurrences(of: "\"", with: "&quot;"))</ETag></Part>"
+        }
+        let xml = "<CompleteMultipartUpload>\(parts.joined())</CompleteMultipartUpload>"
+        let response = try await send(.POST, key, query: [("uploadId", upload)], body: ByteBuffer(string: xml))
+        // S3 may answer 200 and put the failure in the body.
+        if response.status == .ok, Self.element("Code", in: response.body) != nil {
+            throw KizunaError(.storeUnavailable, "The object store refused CompleteMultipartUpload (\(Self.element("Code", in: response.body)!)).")
+        }
+        try expect(response, [.ok], "CompleteMultipartUpload")
+    }
+
+    // MARK: Requests
+
+    /// Sends one signed request for `key` (the bucket itself when `nil`); the body's SHA-256 is signed.
+    func send(
+        _ method: HTTPMethod, _ key: String?, query: [(String, String)] = [], headers extra: [(String, String)] = [], body: ByteBuffer? = nil
+    ) async throws -> ObjectStoreConnection.Response {
+        let path = connection.basePath + "/" + bucket + (key.map { "/" + $0 } ?? "")
+        let payloadHash = body.map { buffer in buffer.withUnsafeReadableBytes { hex(SHA256.hash(data: $0)) } } ?? SigV4Signer.emptyPayload
+        let amzDate = SigV4Signer.amzDate(Date())
+        let signed = [("Host", connection.hostHeader), ("x-amz-content-sha256", payloadHash), ("x-amz-date", amzDate)] + extra
+        let request = SigV4Signer.Request(method: method.rawValue, path: path, query: query, headers: signed, payloadHash: payloadHash)
+        var headers = HTTPHeaders(signed)
+        headers.add(name: "Authorization", value: signer.authorization(request, amzDate: amzDate))
+        let queryText = query.map {
+            $0.1.isEmpty
+                ? SigV4Signer.encode($0.0, keepSlash: false)
+                : "\(SigV4Signer.encode($0.0, keepSlash: false))=\(SigV4Signer.encode($0.1, keepSlash: false))"
+        }
+        let target = SigV4Signer.encode(path, keepSlash: true) + (queryText.isEmpty ? "" : "?" + queryText.joined(separator: "&"))
+        return try await connection.send(method, target: target, headers: headers, body: body)
+    }
+
+    /// Throws unless `response` has one of `statuses`: the S3 error code (never a key or a secret) in the message.
+    private func expect(_ response: ObjectStoreConnection.Response, _ statuses: [HTTPResponseStatus], _ operation: String) throws {
+        guard !statuses.contains(response.status) else { return }
+        let code = Self.element("Code", in: response.body).map { " (\($0))" } ?? ""
+        let kind: KizunaError.Code = response.status.code >= 500 || response.status == .forbidden ? .storeUnavailable : .internalError
+        throw KizunaError(kind, "The object store answered \(operation) with \(response.status.code)\(code).")
+    }
+
+    /// The text of the first `<name>` element in an S3 XML answer (their values are plain: ids, codes, ETags).
+    static func element(_ name: String, in body: ByteBuffer) -> String? {
+        let text = String(buffer: body)
+        guard let start = text.range(of: "<\(name)>"), let end = text.range(of: "</\(name)>", range: start.upperBound..<text.endIndex) else {
+            return nil
+        }
+        return String(text[start.upperBound..<end.lowerBound])
+    }
+}
