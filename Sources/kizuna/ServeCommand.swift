@@ -115,6 +115,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Gate mirrors")
     var mirror: MirrorOptions
+
+    @OptionGroup(title: "Blob storage (release artifacts)")
+    var blobs: BlobStorageOptions
     @Option(
         name: .customLong("batch-size"),
         help: """
@@ -171,6 +174,7 @@ struct ServeCommand: AsyncParsableCommand {
         try realtime.apply(to: &configuration, environment)
         try push.apply(to: &configuration, environment)
         mirror.apply(to: &configuration, environment)
+        try blobs.apply(to: &configuration, environment)
         configuration.sessions.refreshReuseGrace = .seconds(try integer(refreshReuseGrace, "KIZUNA_REFRESH_REUSE_GRACE", 30, range: 0...600))
         let origins =
             corsOrigins.isEmpty
