@@ -67,6 +67,7 @@ func withTestServer(
         // cost sets it in `configure`.
         configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
         configure(&configuration)
+        configuration.keepBlobsInTemporaryDirectory()
         let parts = try await ServerParts(configuration: configuration)
         let (database, readiness, feed, sweeper, sender) = (parts.database, parts.readiness, parts.feed, parts.sweeper, parts.pushSender)
         let associationFile = parts.associationFile
@@ -102,6 +103,7 @@ func withTestServers(
         // cost sets it in `configure`.
         configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
         configure(&configuration)
+        configuration.keepBlobsInTemporaryDirectory()
         let a = try await ServerParts(configuration: configuration)
         let b = try await ServerParts(configuration: configuration)
         let (databaseA, readinessA, feedA, sweeperA, senderA) = (a.database, a.readiness, a.feed, a.sweeper, a.pushSender)
@@ -125,5 +127,14 @@ func withTestServers(
                 try await body(instanceA, instanceB)
             }
         }
+    }
+}
+
+extension KizunaConfiguration {
+    /// A PostgreSQL store has no data directory, and blobs would default to `kizuna-blobs` in the working directory:
+    /// tests keep them in a temporary one (shared by the instances of one test, as a deployment's would be).
+    mutating func keepBlobsInTemporaryDirectory() {
+        guard blobStorage == nil, case .postgres = database else { return }
+        blobStorage = .directory(FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-blobs-\(UUID().uuidString)").path)
     }
 }
