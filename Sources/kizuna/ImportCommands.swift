@@ -49,7 +49,7 @@ extension ConfigCommand {
             Self.report(imported)
             if let out {
                 do {
-                    try (try Self.prettyJSON(imported.template) + "\n").write(toFile: out, atomically: true, encoding: .utf8)
+                    try (try OutputOptions.jsonText(imported.template) + "\n").write(toFile: out, atomically: true, encoding: .utf8)
                 } catch {
                     throw ValidationError("Could not write \(out): \(error.localizedDescription)")
                 }
@@ -59,7 +59,7 @@ extension ConfigCommand {
                 if target.output.json {
                     try target.output.printJSON(Report(template: imported.template, problems: imported.problems, notes: imported.notes))
                 } else {
-                    print(try Self.prettyJSON(imported.template))
+                    print(try OutputOptions.jsonText(imported.template))
                 }
                 if !complete { throw ExitCode.failure }
                 return
@@ -94,11 +94,6 @@ extension ConfigCommand {
             }
         }
 
-        static func prettyJSON(_ value: JSONValue) throws -> String {
-            let encoder = WireFormat.encoder()
-            encoder.outputFormatting.formUnion([.prettyPrinted, .sortedKeys])
-            return String(decoding: try encoder.encode(value), as: UTF8.self)
-        }
     }
 }
 

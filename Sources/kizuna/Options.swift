@@ -79,9 +79,14 @@ struct OutputOptions: ParsableArguments {
     var json = false
 
     func printJSON(_ value: some Encodable) throws {
+        print(try Self.jsonText(value))
+    }
+
+    /// `value` as the CLI prints JSON: the wire format, indented, keys sorted.
+    static func jsonText(_ value: some Encodable) throws -> String {
         let encoder = WireFormat.encoder()
         encoder.outputFormatting.formUnion([.prettyPrinted, .sortedKeys])
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }
 

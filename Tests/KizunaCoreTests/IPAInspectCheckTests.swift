@@ -113,7 +113,7 @@ struct IPAInspectCheckTests {
         #expect(statuses(try Self.profile(aps: "production"), registry)["app.push-environment"] == .warning)
     }
 
-    @Test("the release-registry hook is skipped until there is one, and checks the pair when given releases")
+    @Test("the (version, build) check is skipped without the app's releases, and checks the pair when given them")
     func unreleased() {
         #expect(ReleaseChecks.unreleased(info: Self.info).status == .skipped)
         #expect(ReleaseChecks.unreleased(info: Self.info, released: ["3.0.0": ["4321"]]).status == .error)

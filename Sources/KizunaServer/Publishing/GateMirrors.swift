@@ -62,8 +62,9 @@ package final class GateMirrors: Service {
     let directory: String?
     let readiness: Readiness?
     let logger: Logger
-    private let changed: AsyncStream<String>
-    private let change: AsyncStream<String>.Continuation
+    /// Apps to write again: with the gate version a gate change published, `nil` for an app change (its store URL).
+    private let changed: AsyncStream<(app: String, gateVersion: Int64?)>
+    private let change: AsyncStream<(app: String, gateVersion: Int64?)>.Continuation
     /// Writes take turns, and never put an older version over a newer one.
     private let writer = MirrorWriter()
 
@@ -77,10 +78,11 @@ package final class GateMirrors: Service {
         self.directory = directory
         self.readiness = readiness
         self.logger = logger
-        (changed, change) = AsyncStream.makeStream(of: String.self)
+        (changed, change) = AsyncStream.makeStream(of: (app: String, gateVersion: Int64?).self)
         if directory != nil {
             feed.observe { [change] record in
-                if record.kind == DocumentKind.gate.rawValue || record.kind == "app" { change.yield(record.entityId) }
+                if record.kind == DocumentKind.gate.rawValue { change.yield((record.entityId, record.version)) }
+                if record.kind == "app" { change.yield((record.entityId, nil)) }
             }
         }
     }
@@ -123,7 +125,11 @@ package final class GateMirrors: Service {
         }
         // Every app once at start: a new directory, or a new signing key, is filled without a publish.
         for app in (try? await apps.list()) ?? [] { await write(app: app.id) }
-        for await app in changed.cancelOnGracefulShutdown() { await write(app: app) }
+        for await (app, gateVersion) in changed.cancelOnGracefulShutdown() {
+            // A publish on this instance wrote its mirror before it was answered; the feed brings the same change.
+            if let gateVersion, await writer.hasWritten(app, atLeast: gateVersion) { continue }
+            await write(app: app)
+        }
     }
 }
 
@@ -131,6 +137,11 @@ package final class GateMirrors: Service {
 /// newer version — one this process wrote or, in a directory instances share, one another wrote.
 private actor MirrorWriter {
     private var written: [String: Int64] = [:]
+
+    /// Whether this process already wrote `app`'s mirror at `version` or later.
+    func hasWritten(_ app: String, atLeast version: Int64) -> Bool {
+        (written[app] ?? -1) >= version
+    }
 
     func write(_ signed: (bytes: Data, version: Int64)?, app: String, directory: String) throws {
         let folder = URL(fileURLWithPath: directory).appendingPathComponent(app, isDirectory: true)
