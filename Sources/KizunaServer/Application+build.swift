@@ -86,7 +86,8 @@ struct ServerParts {
         let allowedMethods = AllowedMethods()
         router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
         router.add(middleware: ReadinessMiddleware(readiness: readiness))
-        router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodySize))
+        // Release artifacts stream to the blob store under their own limit.
+        router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodySize, streams: ReleasesController.isArtifactUpload))
 
         let feed = ChangeFeed(database: database, readiness: readiness, logger: logger, pollInterval: configuration.changePollInterval)
         self.feed = feed

@@ -145,9 +145,9 @@ public final class UpdateGate: Sendable {
     /// Tells one caller per flight to present, and a blocking decision only once while the app is in front.
     private func claim(_ answer: Check, flight: Int) -> Check {
         var check = answer
-        let key = UpdateDecision(
-            action: answer.decision.action, reason: answer.decision.reason, title: answer.decision.title, message: answer.decision.message,
-            language: answer.decision.language, url: answer.decision.url, until: answer.decision.until, policyVersion: 0)
+        // The same prompt under a new policy version is the same decision.
+        var key = answer.decision
+        key.policyVersion = 0
         check.shouldPresent = session.withLock { session in
             guard answer.shouldPresent, session.claimedFlight != flight else { return false }
             if answer.decision.isBlocking {
