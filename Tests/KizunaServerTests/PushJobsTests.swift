@@ -126,14 +126,18 @@ struct PushJobsTests {
         clock.advance(minutes: 39)
         #expect(try await tokens.token(for: credentials) == first && tokens.signedCount == 1)
         clock.advance(minutes: 1)
+        // The clock follows wall time: the token is signed some instant between these two readings.
+        let signedFrom = clock.now / 1000
         let second = try await tokens.token(for: credentials)
+        let signedBy = clock.now / 1000
         #expect(second != first && tokens.signedCount == 2)
         // The token's claims: kid, iss and a whole-second iat, signed by the key.
         let parts = second.split(separator: ".")
         let claims = try JSONDecoder().decode([String: JSONValue].self, from: try #require(base64URLDecoded(parts[1])))
         let header = try JSONDecoder().decode([String: JSONValue].self, from: try #require(base64URLDecoded(parts[0])))
         #expect(header["alg"] == .string("ES256") && header["kid"] == .string(PushFixture.keyId) && claims["iss"] == .string(PushFixture.teamId))
-        #expect(claims["iat"] == .number(Double(clock.now / 1000)))
+        let iat = try #require(claims["iat"]?.numberValue)
+        #expect(iat == iat.rounded() && (Double(signedFrom)...Double(signedBy)).contains(iat), "a whole-second iat of the signing time")
         let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(base64URLDecoded(parts[2])))
         #expect(key.publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)))
         // Refused by APNs: replaced at once, however young; a stale refusal changes nothing.
