@@ -23,6 +23,9 @@ struct GraphQLWSOutageTests {
     static let total = 60
     /// Refused writes the writer sees before the test gives the store back.
     static let refusalsDuringOutage = 5
+    /// The whole test's time. Its WebSocket sessions get as long: on a loaded machine the subscriber's one session can
+    /// last minutes, and should one hang, the deadline's message names the step and what the servers logged.
+    static let deadline = Duration.seconds(240)
 
     /// What the writer saw.
     struct Written: Sendable {
@@ -34,7 +37,7 @@ struct GraphQLWSOutageTests {
 
     @Test(arguments: TestBackend.available.filter { $0 == .postgres })
     func instancesRideOutARestartAndTheSubscriberLosesNothing(_ backend: TestBackend) async throws {
-        try await withDeadline(.seconds(240)) { step in try await Self.rideOutARestart(backend, step: step) }
+        try await withDeadline(Self.deadline) { step in try await Self.rideOutARestart(backend, step: step) }
     }
 
     static func rideOutARestart(_ backend: TestBackend, step: TestStep) async throws {
@@ -63,7 +66,7 @@ struct GraphQLWSOutageTests {
             await proxy.cut()
             // A connection opened meanwhile cannot be let in: 1013, try again later (not 4500, which clients take as
             // final), with the reason's code.
-            let refused = try await GraphQLWSTestClient.connect(b) { client in
+            let refused = try await GraphQLWSTestClient.connect(b, limit: Self.deadline) { client in
                 try await client.send(.connectionInit(payload: ["authorization": .string("Bearer \(alice.token)")]))
                 while try await client.receive() != nil {}
             }
@@ -132,7 +135,7 @@ struct GraphQLWSOutageTests {
             var variables: [String: JSONValue] = [:]
             if let since { variables["since"] = .string(since) }
             let subscribe = GraphQLWSEndpointTests.subscribe("notes", GraphQLWSSubscriptionTests.onCreateNote, variables: variables)
-            _ = try await GraphQLWSTestClient.connect(server, limit: .seconds(120)) { client in
+            _ = try await GraphQLWSTestClient.connect(server, limit: deadline) { client in
                 try await client.initialize(token: user.token)
                 try await client.send(subscribe)
                 _ = try await client.untilPong()

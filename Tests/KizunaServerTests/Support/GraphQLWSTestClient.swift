@@ -20,7 +20,11 @@ struct GraphQLWSTestClient {
         var reason: String?
     }
 
-    struct TimedOut: Error {}
+    /// A session that had not ended within its limit.
+    struct TimedOut: Error, CustomStringConvertible {
+        var limit: Duration
+        var description: String { "The WebSocket session had not ended after \(limit)." }
+    }
 
     /// Connects to `/v1/apps/{app}/graphql` on the server, offering `subprotocols`, runs `body`, and answers how the
     /// connection closed. A session that has not ended within `limit` fails instead of hanging the suite.
@@ -53,10 +57,10 @@ struct GraphQLWSTestClient {
         }
         let timer = Task {
             try? await Task.sleep(for: limit)
-            if !Task.isCancelled { outcome.yield(.failure(TimedOut())) }
+            if !Task.isCancelled { outcome.yield(.failure(TimedOut(limit: limit))) }
         }
         var first = outcomes.makeAsyncIterator()
-        let result = await first.next() ?? .failure(TimedOut())
+        let result = await first.next() ?? .failure(TimedOut(limit: limit))
         timer.cancel()
         session.cancel()
         let frame = try result.get()

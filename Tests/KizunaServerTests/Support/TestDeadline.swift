@@ -57,13 +57,20 @@ private func runWithDeadline(_ limit: Duration, _ body: @escaping @Sendable (Tes
     var first = outcome.makeAsyncIterator()
     let result = await first.next() ?? nil
     deadline.cancel()
+    let log = step.recentLog
+    let logged = log.isEmpty ? "" : "; the servers logged last:\n" + log.joined(separator: "\n")
     guard let result else {
-        let log = step.recentLog
-        let logged = log.isEmpty ? "" : "; the servers logged last:\n" + log.joined(separator: "\n")
         Issue.record("No end after \(limit); the last step reached: \(step.current)\(logged)")
         return
     }
-    try result.get()
+    do {
+        try result.get()
+    } catch let error as ExpectationFailedError {
+        throw error  // recorded already, where it was required
+    } catch {
+        // A failure deep in a long test says where it was and what the servers were doing, as a passed deadline does.
+        Issue.record("\(error) at the step '\(step.current)'\(logged)")
+    }
 }
 
 /// A ``TestStep``'s log handler: warnings and worse, and ServiceLifecycle's steps.
