@@ -120,6 +120,22 @@ public struct KizunaHTTPClient: Sendable {
         return Reply(status: http.statusCode, headers: Self.headers(of: http), body: data)
     }
 
+    /// Sends `data` as it is (or no body), with `timeout` for this request alone, and returns the raw answer (2xx
+    /// only): artifact chunks, up and down.
+    /// - Throws: `KizunaError` with the server's code, `transport` or `timeout`.
+    func exchange(
+        _ method: String, _ path: String, data: Data?, headers: [String: String] = [:], timeout: Duration
+    ) async throws(KizunaError) -> Reply {
+        var request = try makeRequest(method, path, headers: headers)
+        request.timeoutInterval = timeout.seconds
+        request.httpBody = data
+        let (body, http) = try await perform(request, what: "\(method) \(path)", timeout: timeout)
+        guard (200..<300).contains(http.statusCode) else {
+            throw Self.error(status: http.statusCode, headers: http, body: body, what: "\(method) \(path)")
+        }
+        return Reply(status: http.statusCode, headers: Self.headers(of: http), body: body)
+    }
+
     func makeRequest(_ method: String, _ path: String, headers: [String: String] = [:]) throws(KizunaError) -> URLRequest {
         guard let url = URL(string: path, relativeTo: baseURL) else {
             throw KizunaError(.badRequest, "'\(path)' is not a valid path.")
@@ -134,9 +150,9 @@ public struct KizunaHTTPClient: Sendable {
 
     /// Runs the request under the deadline: the first of the exchange, the timer and the caller's cancellation
     /// decides.
-    private func perform(_ request: URLRequest, what: String) async throws(KizunaError) -> (Data, HTTPURLResponse) {
+    private func perform(_ request: URLRequest, what: String, timeout: Duration? = nil) async throws(KizunaError) -> (Data, HTTPURLResponse) {
         let session = session
-        let timeout = timeout
+        let timeout = timeout ?? self.timeout
         let first = FirstOf<Result<(Data, URLResponse), any Error>?>()
         let exchange = Task { () async -> Void in
             do { first.offer(.success(try await session.data(for: request))) } catch { first.offer(.failure(error)) }

@@ -185,8 +185,11 @@ struct ServerParts {
         associatedDomains.addPublicRoutes(to: root)
         associatedDomains.addAdminRoutes(to: admin)
         DataJobsController(queue: jobs.queue, apps: appRepository).addAdminRoutes(to: admin)
+        let blobs = try configuration.effectiveBlobStorage.store()
+        (blobs as? FileBlobStore)?.sweepTemporaryFiles()
+        let releases = ReleaseStore(database: database, blobs: blobs)
         ReleasesController(
-            releases: ReleaseStore(database: database, blobs: try configuration.effectiveBlobStorage.store()),
+            releases: releases, uploads: ReleaseUploads(releases: releases, chunkSize: blobs.chunkSize, maxSize: configuration.maxArtifactSize),
             apps: appRepository, live: live, maxArtifactSize: configuration.maxArtifactSize
         ).addRoutes(to: admin)
         allowedMethods.record(router)

@@ -67,7 +67,12 @@ extension ReleaseCommand {
 
     struct Upload: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Attach files to a release, streamed; each is checked against its SHA-256 on arrival.")
+            abstract: "Attach files to a release: sent in chunks, resumed where the server's copy ends, checked against their SHA-256.",
+            discussion: """
+                A dropped connection or a restarted server is retried (five times in a row, backing off); running the same \
+                command again after it gave up resumes the unfinished upload rather than starting over. The server discards \
+                an unfinished upload a week after its last bytes.
+                """)
         @Argument(help: "The release.") var release: String
         @Argument(help: "The files (archive, dSYM zip, ipa, …); each is named by its file name.") var files: [String]
         @OptionGroup var target: AppTarget
@@ -76,13 +81,16 @@ extension ReleaseCommand {
             let (client, app) = try target.resolve()
             for path in files {
                 let file = URL(fileURLWithPath: path)
-                let local = try FileDigest.of(file)
-                ReleaseCommand.progress("upload: \(file.lastPathComponent) \(local.size) bytes …", json: target.output.json)
-                let stored = try await client.uploadArtifact(app: app, release: release, name: file.lastPathComponent, file: file)
-                guard stored.sha256 == local.sha256, stored.size == local.size else {
-                    throw ValidationError(
-                        "\(file.lastPathComponent) arrived damaged (sha256 \(stored.sha256), expected \(local.sha256)); upload it again.")
+                let meter = TransferMeter(verb: "upload", label: file.lastPathComponent, json: target.output.json)
+                let stored: ReleaseArtifact
+                do {
+                    stored = try await client.uploadArtifactResumably(
+                        app: app, release: release, name: file.lastPathComponent, file: file, progress: meter.report)
+                } catch {
+                    meter.fail()
+                    throw error
                 }
+                meter.finish()
                 if target.output.json {
                     try target.output.printJSON(stored)
                 } else {
@@ -93,7 +101,8 @@ extension ReleaseCommand {
     }
 
     struct Download: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Download a release's artifact, checked against its SHA-256.")
+        static let configuration = CommandConfiguration(
+            abstract: "Download a release's artifact, checked against its SHA-256; an interrupted download resumes when run again.")
         @Argument(help: "The release.") var release: String
         @Argument(help: "The artifact's name.") var name: String
         @Option(name: .shortAndLong, help: "Where to write it (default: its name, here).") var output: String?
@@ -101,18 +110,17 @@ extension ReleaseCommand {
 
         func run() async throws {
             let (client, app) = try target.resolve()
-            let found = try await client.release(app: app, release)
-            guard let artifact = found.artifacts.first(where: { $0.name == name }) else {
-                throw ValidationError("Release \(found.version) (\(found.build)) has no artifact '\(name)'.")
-            }
             let destination = URL(fileURLWithPath: output ?? name)
-            ReleaseCommand.progress("download: \(name) \(artifact.size) bytes …", json: target.output.json)
-            try await client.downloadArtifact(app: app, release: found.id, name: name, to: destination)
-            let local = try FileDigest.of(destination)
-            guard local.sha256 == artifact.sha256 else {
-                throw ValidationError("\(destination.path) does not match the artifact's sha256 \(artifact.sha256); download it again.")
+            let meter = TransferMeter(verb: "download", label: name, json: target.output.json)
+            let artifact: ReleaseArtifact
+            do {
+                artifact = try await client.downloadArtifact(app: app, release: release, name: name, to: destination, progress: meter.report)
+            } catch {
+                meter.fail()
+                throw error
             }
-            print("Wrote \(destination.path): \(local.size) bytes, sha256 \(local.sha256).")
+            meter.finish()
+            print("Wrote \(destination.path): \(artifact.size) bytes, sha256 \(artifact.sha256).")
         }
     }
 

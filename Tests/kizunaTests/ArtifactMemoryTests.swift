@@ -47,7 +47,7 @@ struct ArtifactMemoryTests {
             let release = try await admin.createRelease(app: "shop", NewRelease(version: "1.0", build: "1", channel: .internal))
             let before = try #require(try Self.peakRSS(serving: data))
 
-            let stored = try await admin.uploadArtifact(app: "shop", release: release.id, name: file.lastPathComponent, file: file)
+            let stored = try await admin.uploadArtifactResumably(app: "shop", release: release.id, name: file.lastPathComponent, file: file)
             #expect(stored.size == Int64(Self.size))
             let copy = work.appendingPathComponent("copy.zip")
             try await admin.downloadArtifact(app: "shop", release: release.id, name: file.lastPathComponent, to: copy)

@@ -43,30 +43,7 @@ extension AdminClient {
         return try Self.answer(data, response, what: "PUT \(name)", as: ReleaseArtifact.self)
     }
 
-    /// Downloads the artifact `name` into `destination` (streamed to disk), optionally only `range`.
-    public func downloadArtifact(app: String, release: String, name: String, to destination: URL) async throws(KizunaError) {
-        var request = try http.makeRequest("GET", try artifactPath(app, release, name))
-        request.timeoutInterval = 24 * 3600
-        let (file, response): (URL, URLResponse)
-        do {
-            (file, response) = try await http.session.download(for: request)
-        } catch {
-            throw KizunaError(.transport, "Downloading \(name) failed: \(error.localizedDescription)")
-        }
-        guard let status = (response as? HTTPURLResponse)?.statusCode, (200..<300).contains(status) else {
-            let body = (try? Data(contentsOf: file)) ?? Data()
-            _ = try Self.answer(body, response, what: "GET \(name)", as: ReleaseArtifact.self)
-            return
-        }
-        do {
-            try? FileManager.default.removeItem(at: destination)
-            try FileManager.default.moveItem(at: file, to: destination)
-        } catch {
-            throw KizunaError(.internalError, "Could not write \(destination.path): \(error.localizedDescription)")
-        }
-    }
-
-    private func artifactPath(_ app: String, _ release: String, _ name: String) throws(KizunaError) -> String {
+    func artifactPath(_ app: String, _ release: String, _ name: String) throws(KizunaError) -> String {
         "/v1/admin/apps/\(try pathSegment(app))/releases/\(try pathSegment(release))/artifacts/\(try pathSegment(name))"
     }
 

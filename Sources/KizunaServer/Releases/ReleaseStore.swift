@@ -78,15 +78,19 @@ struct ReleaseStore: Sendable {
         return try await row.asyncMap(record)
     }
 
-    /// Removes a release and its artifacts' bytes. - Returns: whether it existed.
+    /// Removes a release, its artifacts' bytes and its unfinished uploads. - Returns: whether it existed.
     func delete(app: String, id: String) async throws -> Bool {
         let blobKeys = try await database.raw(
             "SELECT a.blob FROM release_artifacts a JOIN releases r ON r.id = a.release_id WHERE r.app_id = \(bind: app) AND r.id = \(bind: id)"
         ).all().map { try $0.decode(column: "blob", as: String.self) }
+        let partials = try await database.raw(
+            "SELECT u.blob, u.partial FROM release_uploads u JOIN releases r ON r.id = u.release_id WHERE r.app_id = \(bind: app) AND r.id = \(bind: id)"
+        ).all().map { (try $0.decode(column: "blob", as: String.self), try ReleaseUploads.partial($0)) }
         let removed = try await database.transaction { db in
             try await db.raw("DELETE FROM releases WHERE app_id = \(bind: app) AND id = \(bind: id) RETURNING id").first() != nil
         }
         for key in blobKeys { try? await blobs.delete(key) }
+        for (key, partial) in partials { try? await blobs.abortPartial(key, partial) }
         return removed
     }
 
@@ -103,6 +107,14 @@ struct ReleaseStore: Sendable {
         }
         let key = hex(randomBytes(16))
         let info = try await blobs.put(key, from: body)
+        return try await attach(release: id, name: name, blob: key, info: info, contentType: contentType)
+    }
+
+    /// Records the stored blob `key` as the release's artifact `name`, replacing one of that name (and ending the
+    /// upload `finishing` it, if any), in one transaction; when that fails, the blob is deleted (no orphan bytes).
+    func attach(
+        release id: String, name: String, blob key: String, info: BlobInfo, contentType: String, finishing upload: String? = nil
+    ) async throws -> ReleaseArtifact {
         let artifact = ReleaseArtifact(
             name: name, size: info.size, sha256: info.sha256, md5: info.md5, contentType: contentType, uploadedAt: EpochMillis.date(EpochMillis.now))
         do {
@@ -117,6 +129,7 @@ struct ReleaseStore: Sendable {
                     \(bind: contentType), \(bind: EpochMillis.from(artifact.uploadedAt)))
                     """
                 ).run()
+                if let upload { try await db.raw("DELETE FROM release_uploads WHERE id = \(bind: upload)").run() }
                 return old
             }
             if let replaced { try? await blobs.delete(replaced) }

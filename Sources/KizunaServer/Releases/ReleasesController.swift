@@ -8,6 +8,8 @@ import NIOCore
 /// Admin routes of the release registry: releases per app, and their artifacts streamed in and out.
 struct ReleasesController: Sendable {
     let releases: ReleaseStore
+    /// Resumable uploads (``addUploadRoutes(to:)``).
+    let uploads: ReleaseUploads
     let apps: any AppRepository
     /// For whether the live gate policy blocks a release's version.
     let live: LiveDocuments
@@ -21,13 +23,16 @@ struct ReleasesController: Sendable {
         admin.delete("/apps/{app}/releases/{release}", use: delete)
         admin.put("/apps/{app}/releases/{release}/artifacts/{name}", use: upload)
         admin.get("/apps/{app}/releases/{release}/artifacts/{name}", use: download)
+        addUploadRoutes(to: admin)
     }
 
-    /// Whether a request is an artifact upload, which streams past the request body limit (to ``maxArtifactSize``).
+    /// Whether a request is an artifact upload (a `PUT` of an artifact or a `PATCH` of a resumable upload), which
+    /// streams past the request body limit (to ``maxArtifactSize``).
     static func isArtifactUpload(_ request: Request) -> Bool {
-        guard request.method == .put else { return false }
+        guard request.method == .put || request.method == .patch else { return false }
         let parts = request.uri.path.split(separator: "/")
-        return parts.count == 8 && parts[0] == "v1" && parts[1] == "admin" && parts[2] == "apps" && parts[4] == "releases" && parts[6] == "artifacts"
+        return parts.count == 8 && parts[0] == "v1" && parts[1] == "admin" && parts[2] == "apps" && parts[4] == "releases"
+            && parts[6] == (request.method == .put ? "artifacts" : "uploads")
     }
 
     @Sendable func create(_ request: Request, context: KizunaRequestContext) async throws -> Response {
@@ -107,11 +112,11 @@ struct ReleasesController: Sendable {
         }
     }
 
-    private var tooLarge: KizunaError {
+    var tooLarge: KizunaError {
         KizunaError(.payloadTooLarge, "An artifact may be at most \(maxArtifactSize) bytes.")
     }
 
-    private func release(_ context: KizunaRequestContext) async throws -> ReleaseRecord {
+    func release(_ context: KizunaRequestContext) async throws -> ReleaseRecord {
         let app = try await apps.require(try context.parameters.path("app")).id
         let id = try context.parameters.path("release")
         guard let found = try await releases.find(app: app, id: id) else { throw KizunaError(.notFound, "\(app) has no release '\(id)'.") }

@@ -14,6 +14,8 @@ package struct S3BlobStore: BlobStore {
     /// The bytes of each uploaded part but the last (S3's minimum is 5 MiB) and of each ranged read.
     let partSize: Int
 
+    package var chunkSize: Int64 { Int64(partSize) * 2 }
+
     /// - Throws: `validation_failed` for an endpoint that is not `http(s)://host[:port]`.
     package init(settings: S3Settings, partSize: Int = 8 * 1024 * 1024) throws {
         connection = try ObjectStoreConnection(endpoint: settings.endpoint)
@@ -23,19 +25,13 @@ package struct S3BlobStore: BlobStore {
     }
 
     package func put<Body: AsyncSequence & Sendable>(_ key: String, from body: Body) async throws -> BlobInfo where Body.Element == ByteBuffer {
-        var sha256 = SHA256()
-        var md5 = Insecure.MD5()
-        var size: Int64 = 0
+        var hasher = BlobHasher()
         var pending = ByteBuffer()
         var upload: String?
         var etags: [String] = []
         do {
             for try await var chunk in body {
-                chunk.withUnsafeReadableBytes { bytes in
-                    sha256.update(bufferPointer: bytes)
-                    md5.update(bufferPointer: bytes)
-                }
-                size += Int64(chunk.readableBytes)
+                hasher.update(chunk)
                 pending.writeBuffer(&chunk)
                 while pending.readableBytes >= partSize, let part = pending.readSlice(length: partSize) {
                     let id: String
@@ -55,7 +51,7 @@ package struct S3BlobStore: BlobStore {
             if let upload { _ = try? await send(.DELETE, key, query: [("uploadId", upload)]) }
             throw error
         }
-        return BlobInfo(size: size, sha256: hex(sha256.finalize()), md5: hex(md5.finalize()))
+        return hasher.finalize()
     }
 
     package func size(_ key: String) async throws -> Int64 {
@@ -108,7 +104,7 @@ package struct S3BlobStore: BlobStore {
 
     // MARK: Multipart upload
 
-    private func createMultipartUpload(_ key: String) async throws -> String {
+    func createMultipartUpload(_ key: String) async throws -> String {
         let response = try await send(.POST, key, query: [("uploads", "")])
         try expect(response, [.ok], "CreateMultipartUpload")
         guard let id = Self.element("UploadId", in: response.body) else {
@@ -117,7 +113,7 @@ package struct S3BlobStore: BlobStore {
         return id
     }
 
-    private func uploadPart(_ key: String, upload: String, number: Int, _ part: ByteBuffer) async throws -> String {
+    func uploadPart(_ key: String, upload: String, number: Int, _ part: ByteBuffer) async throws -> String {
         let response = try await send(.PUT, key, query: [("partNumber", String(number)), ("uploadId", upload)], body: part)
         try expect(response, [.ok], "UploadPart")
         guard let etag = response.headers.first(name: "ETag") else {
@@ -126,7 +122,7 @@ package struct S3BlobStore: BlobStore {
         return etag
     }
 
-    private func completeMultipartUpload(_ key: String, upload: String, etags: [String]) async throws {
+    func completeMultipartUpload(_ key: String, upload: String, etags: [String]) async throws {
         let parts = etags.enumerated().map { index, etag in
             "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(etag.replacingOccurrences(of: "\"", with: "&quot;"))</ETag></Part>"
         }
@@ -162,7 +158,7 @@ package struct S3BlobStore: BlobStore {
     }
 
     /// Throws unless `response` has one of `statuses`: the S3 error code (never a key or a secret) in the message.
-    private func expect(_ response: ObjectStoreConnection.Response, _ statuses: [HTTPResponseStatus], _ operation: String) throws {
+    func expect(_ response: ObjectStoreConnection.Response, _ statuses: [HTTPResponseStatus], _ operation: String) throws {
         guard !statuses.contains(response.status) else { return }
         let code = Self.element("Code", in: response.body).map { " (\($0))" } ?? ""
         let kind: KizunaError.Code = response.status.code >= 500 || response.status == .forbidden ? .storeUnavailable : .internalError

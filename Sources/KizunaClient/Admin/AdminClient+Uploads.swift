@@ -1,0 +1,145 @@
+import Foundation
+import KizunaCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension AdminClient {
+    /// Starts a resumable upload, or finds the unfinished one of the same name, size and SHA-256 (to resume it).
+    public func startUpload(app: String, release: String, _ upload: NewArtifactUpload) async throws(KizunaError) -> ArtifactUpload {
+        try await http.send("POST", try uploadsPath(app, release), body: upload)
+    }
+
+    /// Where an upload stands: ``ArtifactUpload/received`` is where the next bytes start.
+    public func upload(app: String, release: String, id: String) async throws(KizunaError) -> ArtifactUpload {
+        try await http.send("GET", try uploadsPath(app, release) + "/" + pathSegment(id))
+    }
+
+    /// Discards an unfinished upload and the bytes the server holds of it.
+    public func cancelUpload(app: String, release: String, id: String) async throws(KizunaError) {
+        try await http.send("DELETE", try uploadsPath(app, release) + "/" + pathSegment(id))
+    }
+
+    /// Sends `bytes` at the upload's ``ArtifactUpload/received``. - Returns: the upload as it now stands, with its
+    /// artifact once whole. - Throws: `conflict` when the server holds another count of bytes.
+    public func sendUpload(app: String, release: String, _ upload: ArtifactUpload, bytes: Data) async throws(KizunaError) -> ArtifactUpload {
+        let reply = try await http.exchange(
+            "PATCH", try uploadsPath(app, release) + "/" + pathSegment(upload.id), data: bytes,
+            headers: ["Upload-Offset": String(upload.received), "Content-Type": "application/octet-stream"], timeout: Self.chunkTimeout)
+        return try reply.decode(ArtifactUpload.self, what: "PATCH upload \(upload.name)")
+    }
+
+    /// Uploads the file at `file` as the artifact `name`, a chunk at a time (the server's ``ArtifactUpload/chunkSize``,
+    /// read from disk as it goes), resuming where the server's copy ends: after a dropped connection or a restarted
+    /// server (it retries up to `attempts` times in a row, backing off), and in a later run (asking again finds the
+    /// unfinished upload). The server checks the whole against the file's SHA-256 before attaching it.
+    /// - Parameter progress: Told the bytes the server holds and the total: first where it starts (more than zero
+    ///   when resuming), then after each chunk.
+    public func uploadArtifactResumably(
+        app: String, release: String, name: String, file: URL, contentType: String = "application/octet-stream", attempts: Int = 5,
+        progress: @escaping @Sendable (_ done: Int64, _ total: Int64) -> Void = { _, _ in }
+    ) async throws(KizunaError) -> ReleaseArtifact {
+        let digest: (sha256: String, md5: String, size: Int64)
+        do { digest = try FileDigest.of(file) } catch { throw KizunaError(.notFound, "Cannot read \(file.path).") }
+        var upload = try await startUpload(
+            app: app, release: release, NewArtifactUpload(name: name, size: digest.size, sha256: digest.sha256, contentType: contentType))
+        guard let handle = FileHandle(forReadingAtPath: file.path) else { throw KizunaError(.notFound, "Cannot read \(file.path).") }
+        defer { try? handle.close() }
+        progress(upload.received, upload.size)
+        var failures = 0
+        while upload.artifact == nil {
+            let bytes: Data
+            do {
+                try handle.seek(toOffset: UInt64(upload.received))
+                bytes = try handle.read(upToCount: Int(max(1, min(upload.chunkSize, upload.size - upload.received)))) ?? Data()
+            } catch {
+                throw KizunaError(.internalError, "Reading \(file.path) failed: \(error.localizedDescription)")
+            }
+            do {
+                upload = try await sendUpload(app: app, release: release, upload, bytes: bytes)
+                failures = 0
+            } catch  where Self.isWorthRetrying(error) && failures + 1 < attempts {
+                failures += 1
+                try? await Task.sleep(for: error.retryAfter.map { .seconds($0) } ?? .milliseconds(500 << failures))
+                upload = try await self.upload(app: app, release: release, id: upload.id)  // where it really stands
+            }
+            progress(upload.received, upload.size)
+        }
+        return upload.artifact!
+    }
+
+    /// Downloads the artifact `name` into `destination`, a chunk at a time with ranged requests, checked against its
+    /// SHA-256. The bytes go to `destination` plus `.<sha256 prefix>.part` first: a download cut short resumes from
+    /// that file in the next run, and only a whole, checked file takes `destination`'s name.
+    /// - Returns: The artifact's record.
+    @discardableResult
+    public func downloadArtifact(
+        app: String, release: String, name: String, to destination: URL,
+        progress: @escaping @Sendable (_ done: Int64, _ total: Int64) -> Void = { _, _ in }
+    ) async throws(KizunaError) -> ReleaseArtifact {
+        let record = try await self.release(app: app, release)
+        guard let artifact = record.artifacts.first(where: { $0.name == name }) else {
+            throw KizunaError(.notFound, "Release \(record.version) (\(record.build)) has no artifact '\(name)'.")
+        }
+        let partial = destination.deletingLastPathComponent().appendingPathComponent(
+            ".\(destination.lastPathComponent).\(artifact.sha256.prefix(12)).part")
+        let path = try artifactPath(app, record.id, name)
+        do {
+            if !FileManager.default.fileExists(atPath: partial.path) { FileManager.default.createFile(atPath: partial.path, contents: nil) }
+            let handle = try FileHandle(forWritingTo: partial)
+            defer { try? handle.close() }
+            var done = Int64(try handle.seekToEnd())
+            if done > artifact.size {
+                try handle.truncate(atOffset: 0)
+                done = 0
+            }
+            progress(done, artifact.size)
+            while done < artifact.size {
+                let end = min(done + Self.downloadChunk, artifact.size) - 1
+                let reply = try await http.exchange(
+                    "GET", path, data: nil, headers: ["Range": "bytes=\(done)-\(end)", "Accept": "*/*"], timeout: Self.chunkTimeout)
+                let whole = reply.status == 200 && done == 0 && Int64(reply.body.count) == artifact.size  // a range ignored
+                guard whole || (reply.status == 206 && Int64(reply.body.count) == end - done + 1) else {
+                    throw KizunaError(.transport, "GET \(name) answered \(reply.status) with \(reply.body.count) bytes for bytes \(done)-\(end).")
+                }
+                try handle.write(contentsOf: reply.body)
+                done += Int64(reply.body.count)
+                progress(done, artifact.size)
+            }
+        } catch let error as KizunaError {
+            throw error
+        } catch {
+            throw KizunaError(.internalError, "Could not write \(partial.path): \(error.localizedDescription)")
+        }
+        let local: (sha256: String, md5: String, size: Int64)
+        do { local = try FileDigest.of(partial) } catch { throw KizunaError(.internalError, "Cannot read \(partial.path).") }
+        guard local.sha256 == artifact.sha256 else {
+            try? FileManager.default.removeItem(at: partial)
+            throw KizunaError(.corrupted, "\(name) arrived with SHA-256 \(local.sha256), not \(artifact.sha256): discarded; download it again.")
+        }
+        do {
+            if FileManager.default.fileExists(atPath: destination.path) {
+                _ = try FileManager.default.replaceItemAt(destination, withItemAt: partial)
+            } else {
+                try FileManager.default.moveItem(at: partial, to: destination)
+            }
+        } catch {
+            throw KizunaError(.internalError, "Could not write \(destination.path): \(error.localizedDescription)")
+        }
+        return artifact
+    }
+
+    /// The time one chunk may take, up or down.
+    static let chunkTimeout = Duration.seconds(600)
+    /// The bytes asked for per ranged request.
+    static let downloadChunk: Int64 = 16 << 20
+
+    static func isWorthRetrying(_ error: KizunaError) -> Bool {
+        [.transport, .timeout, .unavailable, .storeUnavailable, .throttled, .rateLimited, .conflict].contains(error.code)
+    }
+
+    private func uploadsPath(_ app: String, _ release: String) throws(KizunaError) -> String {
+        "/v1/admin/apps/\(try pathSegment(app))/releases/\(try pathSegment(release))/uploads"
+    }
+}

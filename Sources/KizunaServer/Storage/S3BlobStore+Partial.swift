@@ -1,0 +1,76 @@
+import KizunaCore
+import NIOCore
+import NIOHTTP1
+
+extension S3BlobStore {
+    /// A partial blob is a multipart upload, whose parts S3 keeps until it is completed or aborted: whole parts of
+    /// ``partSize`` are uploaded as they fill, and the last, shorter one once the bytes reach the total.
+    package func beginPartial(_ key: String) async throws -> PartialBlob {
+        PartialBlob(token: try await createMultipartUpload(key))
+    }
+
+    /// Keeps whole parts only: bytes of a request cut short past the last whole part are dropped (the client sends
+    /// them again from ``PartialBlob/received``). A part already there under the same number is replaced.
+    package func append<Body: AsyncSequence & Sendable>(
+        _ key: String, to partial: PartialBlob, total: Int64, from body: Body, hashing: inout BlobHasher?
+    ) async throws -> (PartialBlob, failure: (any Error)?) where Body.Element == ByteBuffer {
+        guard partial.received == Int64(partial.parts.count) * Int64(partSize) else {
+            throw KizunaError(.internalError, "A partial blob in the object store ends inside a part.")
+        }
+        var kept = partial
+        var pending = ByteBuffer()
+        var failure: (any Error)?
+        do {
+            do {
+                for try await var chunk in body {
+                    pending.writeBuffer(&chunk)
+                    while pending.readableBytes >= partSize, let part = pending.readSlice(length: partSize) {
+                        try await keep(part, key, in: &kept, hashing: &hashing)
+                        pending.discardReadBytes()
+                    }
+                }
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                failure = error
+            }
+            if failure == nil, pending.readableBytes > 0, kept.received + Int64(pending.readableBytes) == total {
+                try await keep(pending, key, in: &kept, hashing: &hashing)
+            }
+        } catch let error as StoreError {
+            throw error.underlying
+        }
+        return (kept, failure)
+    }
+
+    package func finishPartial(_ key: String, _ partial: PartialBlob) async throws {
+        if partial.parts.isEmpty {
+            // S3 completes no upload without parts: an empty blob is put whole.
+            try expect(try await send(.PUT, key, body: ByteBuffer()), [.ok], "PutObject")
+            try await abortPartial(key, partial)
+        } else {
+            try await completeMultipartUpload(key, upload: partial.token, etags: partial.parts)
+        }
+    }
+
+    package func abortPartial(_ key: String, _ partial: PartialBlob) async throws {
+        try expect(try await send(.DELETE, key, query: [("uploadId", partial.token)]), [.noContent, .ok, .notFound], "AbortMultipartUpload")
+    }
+
+    /// Uploads one part and counts it kept; a failure of the store (not of the body) is told apart by its wrapper.
+    private func keep(_ part: ByteBuffer, _ key: String, in partial: inout PartialBlob, hashing: inout BlobHasher?) async throws {
+        let etag: String
+        do {
+            etag = try await uploadPart(key, upload: partial.token, number: partial.parts.count + 1, part)
+        } catch {
+            throw StoreError(underlying: error)
+        }
+        hashing?.update(part)
+        partial.parts.append(etag)
+        partial.received += Int64(part.readableBytes)
+    }
+
+    private struct StoreError: Error {
+        var underlying: any Error
+    }
+}
