@@ -1,5 +1,6 @@
 import Foundation
 import KizunaCore
+import Logging
 import NIOCore
 import SQLKit
 import Synchronization
@@ -68,7 +69,7 @@ struct ReleaseUploads: Sendable {
     ///   `sha256`) when the whole does not match, after which the upload is gone; the body's own failure, after what
     ///   arrived of it is kept.
     func send<Body: AsyncSequence & Sendable>(
-        app: String, release id: String, upload uploadId: String, offset: Int64, body: Body
+        app: String, release id: String, upload uploadId: String, offset: Int64, body: Body, logger: Logger
     ) async throws -> ArtifactUpload where Body.Element == ByteBuffer {
         let row = try await row(app: app, release: id, upload: uploadId)
         let upload = try upload(row)
@@ -92,7 +93,12 @@ struct ReleaseUploads: Sendable {
         ).first()
         guard recorded != nil else { throw KizunaError(.conflict, "Another request sent this upload meanwhile; ask where it stands.") }
         running.keep(hasher, of: uploadId)
-        if let failure { throw failure }
+        if let failure {
+            logger.notice(
+                "Release upload cut short; what arrived is kept",
+                metadata: ["upload": "\(uploadId)", "received": "\(partial.received)", "size": "\(upload.size)", "error": "\(failure)"])
+            throw failure
+        }
         guard partial.received == upload.size else { return try await find(app: app, release: id, upload: uploadId) }
         return try await finish(upload, key: key, partial: partial, hasher: hasher)
     }

@@ -43,7 +43,8 @@ extension ReleasesController {
         }
         if let declared = request.headers[.contentLength].flatMap(Int64.init), declared > maxArtifactSize { throw tooLarge }
         let upload = try await uploads.send(
-            app: release.app, release: release.id, upload: try context.parameters.path("upload"), offset: offset, body: request.body)
+            app: release.app, release: release.id, upload: try context.parameters.path("upload"), offset: offset, body: request.body,
+            logger: context.logger)
         if let artifact = upload.artifact {
             context.logger.notice(
                 "Release artifact stored",

@@ -1,0 +1,177 @@
+import Crypto
+import Foundation
+import KizunaClient
+import KizunaCore
+import Subprocess
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// An artifact upload through a real `kizuna serve` that is cut off by the client, then by `kill -9` of the server
+/// mid-request: nothing half-written is ever visible, the restarted server knows what it holds, and
+/// `kizuna release upload` resumes from there and finishes with the file's checksum.
+@Suite("Release uploads survive kill -9")
+struct ArtifactKillTests {
+    static let size = 48 << 20
+    static let firstCut = 20 << 20
+
+    /// An HTTP request written by hand to a socket, so the test decides where its body stops.
+    final class RawRequest {
+        let socket: Int32
+
+        init(port: Int, head: String) throws {
+            socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+            try send(Data(head.utf8))
+        }
+
+        func send(_ data: Data) throws {
+            try data.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let sent = Glibc.send(socket, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                    guard sent > 0 else { throw POSIXError(.EPIPE) }
+                    offset += sent
+                }
+            }
+        }
+
+        func close() { _ = Glibc.close(socket) }
+    }
+
+    /// Requests kept open past the server's death.
+    final class OpenRequests {
+        var requests: [RawRequest] = []
+        func closeAll() { requests.forEach { $0.close() } }
+    }
+
+    static func patchHead(port: Int, token: String, release: String, upload: String, offset: Int, length: Int) -> String {
+        "PATCH /v1/admin/apps/shop/releases/\(release)/uploads/\(upload) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+            + "Authorization: Bearer \(token)\r\nContent-Type: application/octet-stream\r\nUpload-Offset: \(offset)\r\n"
+            + "Content-Length: \(length)\r\n\r\n"
+    }
+
+    /// The files in the blob directory that are not dot-files: what a reader could take for a stored blob.
+    static func visibleBlobs(_ directory: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { !$0.hasPrefix(".") }
+    }
+
+    /// The size of the upload's partial file in the blob directory.
+    static func partialSize(_ directory: URL) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        guard let name = names.first(where: { $0.hasPrefix(".partial-") }) else { return 0 }
+        return (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.size] as? Int) ?? 0
+    }
+
+    /// Runs `kizuna serve` on `data` while `body` runs, then kills it; the admin token is the one the first start
+    /// printed (`token` for a later start, which prints none).
+    static func startServer(
+        _ data: URL, token known: String? = nil,
+        _ body: @escaping (_ server: ServeProcess, _ port: Int, _ token: String, _ admin: AdminClient) async throws -> Void
+    )
+        async throws -> TerminationStatus
+    {
+        try await ServeProcess.run(["serve", "--port", "0", "--data-dir", data.path]) { server in
+            let port = try #require(await server.port())
+            let printed = known == nil ? await server.find { $0.split(separator: " ").first { $0.hasPrefix("kza_") }.map(String.init) } : nil
+            let token = try #require(known ?? printed)
+            #expect(await server.find { $0.contains("Ready") ? true : nil } == true)
+            try await body(server, port, token, AdminClient(server: try #require(URL(string: "http://127.0.0.1:\(port)")), token: token))
+            await server.stop(.kill)
+        }.status
+    }
+
+    @Test(.timeLimit(.minutes(5)))
+    func anUploadCutOffAndKilledMidwayResumesAndNothingHalfIsVisible() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-upload-kill-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let file = work.appendingPathComponent("Shop.xcarchive.zip")
+        let bytes = Data((0..<Self.size).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) })
+        try bytes.write(to: file)
+        let sha256 = hex(SHA256.hash(data: bytes))
+        let data = work.appendingPathComponent("data")
+        let blobs = data.appendingPathComponent("blobs")
+
+        // First life: the client stops sending after 20 MiB and goes away; then a second request is under way when
+        // the server is killed.
+        let (release, upload, token) = try await Self.firstLife(data: data, blobs: blobs, bytes: bytes, sha256: sha256)
+        #expect(Self.visibleBlobs(blobs).isEmpty, "no half object is visible: \(Self.visibleBlobs(blobs))")
+        // A plain PUT's temporary file left by a crash long ago is swept when the server starts.
+        let stale = blobs.appendingPathComponent(".tmp-crashed")
+        FileManager.default.createFile(atPath: stale.path, contents: Data([1, 2, 3]))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: stale.path)
+
+        // Second life: the server knows what it recorded; `kizuna release upload` resumes from there.
+        let second = try await Self.startServer(data, token: token) { _, port, token, admin in
+            #expect(!FileManager.default.fileExists(atPath: stale.path))
+            #expect(try await admin.release(app: "shop", release).artifacts.isEmpty)
+            #expect(try await admin.upload(app: "shop", release: release, id: upload).received == Int64(Self.firstCut))
+            let (output, status) = try await ServeProcess.run(
+                ["release", "upload", release, file.path, "--app", "shop", "--server", "http://127.0.0.1:\(port)", "--token", token]
+            ) { cli in
+                await cli.find { $0.hasPrefix("Uploaded") ? $0 : nil }.map { _ in cli.seen } ?? cli.seen
+            }
+            #expect(status == .exited(0), "\(output)")
+            #expect(output.contains { $0.contains("resuming: \(Self.firstCut) bytes already there") }, "\(output)")
+            let artifact = try #require(try await admin.release(app: "shop", release).artifacts.first)
+            #expect(artifact.sha256 == sha256 && artifact.size == Int64(Self.size))
+            #expect(Self.visibleBlobs(blobs).count == 1 && Self.partialSize(blobs) == 0, "the partial file became the blob")
+
+            // A download cut short resumes from its .part file, and takes the name only once checked.
+            let copy = work.appendingPathComponent("copy.zip")
+            let part = work.appendingPathComponent(".copy.zip.\(sha256.prefix(12)).part")
+            try bytes.prefix(5 << 20).write(to: part)
+            try await admin.downloadArtifact(app: "shop", release: release, name: file.lastPathComponent, to: copy)
+            #expect(try Data(contentsOf: copy) == bytes && !FileManager.default.fileExists(atPath: part.path))
+        }
+        #expect(second == .signaled(SIGKILL))
+    }
+
+    static func firstLife(data: URL, blobs: URL, bytes: Data, sha256: String) async throws -> (release: String, upload: String, token: String) {
+        let ids = Mutex<(String, String, String)?>(nil)
+        let open = OpenRequests()
+        defer { open.closeAll() }
+        let status = try await startServer(data) { server, port, token, admin in
+            _ = try await admin.createApp(NewApp(id: "shop", name: "Shop", platform: .ios, bundleId: "com.example.shop", teamId: "ABCDE12345"))
+            let release = try await admin.createRelease(app: "shop", NewRelease(version: "2.1", build: "40", channel: .appstore)).id
+            let upload = try await admin.startUpload(
+                app: "shop", release: release, NewArtifactUpload(name: "Shop.xcarchive.zip", size: Int64(size), sha256: sha256))
+            ids.withLock { $0 = (release, upload.id, token) }
+
+            let cut = try RawRequest(
+                port: port, head: patchHead(port: port, token: token, release: release, upload: upload.id, offset: 0, length: size))
+            try cut.send(bytes.prefix(firstCut))
+            cut.close()
+            // The server keeps what it got once it sees the request end short, and says so.
+            let kept = await server.find { $0.contains("Release upload cut short") ? $0 : nil }
+            #expect(kept?.contains("received=\(firstCut)") == true, "everything sent before the cut is kept: \(kept ?? "nothing")")
+
+            let doomed = try RawRequest(
+                port: port, head: patchHead(port: port, token: token, release: release, upload: upload.id, offset: firstCut, length: size - firstCut))
+            open.requests.append(doomed)  // open until the server is dead
+            try doomed.send(bytes[firstCut..<(firstCut + (10 << 20))])
+            // Killed while the second request's bytes are being written.
+            var grown = false
+            for _ in 0..<10_000_000 where !grown {
+                grown = partialSize(blobs) > firstCut
+                if !grown { await Task.yield() }
+            }
+            #expect(grown, "the server wrote none of the second request")
+        }
+        #expect(status == .signaled(SIGKILL))
+        return try #require(ids.withLock { $0 })
+    }
+}
