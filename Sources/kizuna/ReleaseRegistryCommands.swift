@@ -81,7 +81,7 @@ extension ReleaseCommand {
             let (client, app) = try target.resolve()
             for path in files {
                 let file = URL(fileURLWithPath: path)
-                let meter = TransferMeter(verb: "upload", label: file.lastPathComponent, json: target.output.json)
+                let meter = TransferMeter(verb: .upload, label: file.lastPathComponent)
                 let stored: ReleaseArtifact
                 do {
                     stored = try await client.uploadArtifactResumably(
@@ -111,7 +111,7 @@ extension ReleaseCommand {
         func run() async throws {
             let (client, app) = try target.resolve()
             let destination = URL(fileURLWithPath: output ?? name)
-            let meter = TransferMeter(verb: "download", label: name, json: target.output.json)
+            let meter = TransferMeter(verb: .download, label: name)
             let artifact: ReleaseArtifact
             do {
                 artifact = try await client.downloadArtifact(app: app, release: release, name: name, to: destination, progress: meter.report)

@@ -1,32 +1,34 @@
 import Foundation
 import Synchronization
 
-/// What `release upload` and `release download` show while bytes move: the first report says where the transfer
-/// starts (a resumed one says so).
+/// Connects the admin client's transfer reports to a ``TransferProgress``, made at the first report (which carries
+/// the total); a transfer that resumes says how much was already there before the progress starts.
 final class TransferMeter: Sendable {
-    let verb: String
+    let verb: TransferProgress.Verb
     let label: String
-    let json: Bool
-    private let started = Mutex(false)
+    private let progress = Mutex<TransferProgress?>(nil)
 
-    init(verb: String, label: String, json: Bool) {
+    init(verb: TransferProgress.Verb, label: String) {
         self.verb = verb
         self.label = label
-        self.json = json
     }
 
+    /// For the client's `progress:` parameter: the bytes done and the total.
     var report: @Sendable (Int64, Int64) -> Void {
         { [self] done, total in
-            let first = started.withLock { started in
-                defer { started = true }
-                return !started
+            let shown = progress.withLock { progress in
+                if let progress { return progress }
+                if done > 0 {
+                    TransferProgress.writeToStandardError("\(verb.rawValue): \(label): resuming: \(done) bytes already there\n")
+                }
+                let made = TransferProgress(label: label, total: total, verb: verb)
+                progress = made
+                return made
             }
-            guard first else { return }
-            let resumed = done > 0 ? " (resuming: \(done) bytes already there)" : ""
-            ReleaseCommand.progress("\(verb): \(label) \(total) bytes …\(resumed)", json: json)
+            shown.advance(to: done)
         }
     }
 
-    func finish() {}
-    func fail() {}
+    func finish() { progress.withLock { $0 }?.finish() }
+    func fail() { progress.withLock { $0 }?.fail() }
 }
