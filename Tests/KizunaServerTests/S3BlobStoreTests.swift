@@ -18,16 +18,28 @@ struct S3BlobStoreTests {
         return store
     }
 
-    /// `count` bytes that differ from part to part (a misordered part would show), as chunks of an awkward size.
+    /// `count` bytes that differ from part to part (a misordered part would show): a pseudo-random MiB, each copy
+    /// with its index in front.
     static func bytes(_ count: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        for index in 0..<((count + pattern.count - 1) / pattern.count) {
+            bytes.append(contentsOf: withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) })
+            bytes.append(contentsOf: pattern[4...])
+        }
+        bytes.removeLast(bytes.count - count)
+        return bytes
+    }
+
+    private static let pattern: [UInt8] = {
         var state: UInt32 = 2_463_534_242
-        return (0..<count).map { _ in
+        return (0..<(1 << 20)).map { _ in
             state ^= state << 13
             state ^= state >> 17
             state ^= state << 5
             return UInt8(truncatingIfNeeded: state)
         }
-    }
+    }()
 
     static func chunks(_ bytes: [UInt8], size: Int = 300_001) -> AsyncStream<ByteBuffer> {
         AsyncStream { continuation in

@@ -17,8 +17,8 @@ import Testing
 /// `kizuna release upload` resumes from there and finishes with the file's checksum.
 @Suite("Release uploads survive kill -9")
 struct ArtifactKillTests {
-    static let size = 48 << 20
-    static let firstCut = 20 << 20
+    static let size = 24 << 20
+    static let firstCut = 8 << 20
 
     /// An HTTP request written by hand to a socket, so the test decides where its body stops.
     final class RawRequest {
@@ -99,7 +99,13 @@ struct ArtifactKillTests {
         defer { try? FileManager.default.removeItem(at: work) }
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let file = work.appendingPathComponent("Shop.xcarchive.zip")
-        let bytes = Data((0..<Self.size).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) })
+        // Each MiB a pattern with its index in front, so bytes out of place would show.
+        let pattern = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) })
+        var bytes = Data(capacity: Self.size)
+        for index in 0..<(Self.size >> 20) {
+            bytes.append(contentsOf: withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) })
+            bytes.append(pattern.dropFirst(4))
+        }
         try bytes.write(to: file)
         let sha256 = hex(SHA256.hash(data: bytes))
         let data = work.appendingPathComponent("data")
@@ -163,7 +169,7 @@ struct ArtifactKillTests {
             let doomed = try RawRequest(
                 port: port, head: patchHead(port: port, token: token, release: release, upload: upload.id, offset: firstCut, length: size - firstCut))
             open.requests.append(doomed)  // open until the server is dead
-            try doomed.send(bytes[firstCut..<(firstCut + (10 << 20))])
+            try doomed.send(bytes[firstCut..<(firstCut + (8 << 20))])
             // Killed while the second request's bytes are being written.
             var grown = false
             for _ in 0..<10_000_000 where !grown {
