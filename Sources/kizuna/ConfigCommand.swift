@@ -75,20 +75,10 @@ struct ConfigCommand: AsyncParsableCommand {
         }
 
         static func parse(_ text: String, as type: ValueType) throws -> JSONValue {
-            switch type {
-            case .string: return .string(text)
-            case .number:
-                guard let number = Double(text), number.isFinite else { throw ValidationError("'\(text)' is not a number.") }
-                return .number(number)
-            case .bool:
-                guard let bool = Bool(text) else { throw ValidationError("'\(text)' is not true or false.") }
-                return .bool(bool)
-            case .json:
-                do {
-                    return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
-                } catch {
-                    throw ValidationError("'\(text)' is not JSON: \(error)")
-                }
+            do {
+                return try RemoteConfigTemplate.ValueType(rawValue: type.rawValue)!.value(fromText: text)
+            } catch {
+                throw ValidationError("\(error.message).")
             }
         }
     }

@@ -18,6 +18,17 @@ struct FirebaseImportTests {
         FirebaseConditionTranslator(firebaseAppId: appId).translate(try FirebaseExpression(parsing: expression))
     }
 
+    /// `kizuna config set` and the import read a value written as text the same way.
+    @Test func textValuesReadOneWayForTheCommandLineAndTheImport() throws {
+        typealias ValueType = RemoteConfigTemplate.ValueType
+        #expect(try ValueType.bool.value(fromText: " TRUE ") == .bool(true) && ValueType.bool.value(fromText: "false") == .bool(false))
+        #expect(try ValueType.number.value(fromText: " 1e3") == .number(1000))
+        #expect(try ValueType.string.value(fromText: " x ") == .string(" x "), "a string is kept as written")
+        #expect(try ValueType.json.value(fromText: #"{"a":[1]}"#) == .object(["a": .array([.number(1)])]))
+        #expect(throws: KizunaError(.validationFailed, "'nan' is not a number")) { try ValueType.number.value(fromText: "nan") }
+        #expect(throws: KizunaError(.validationFailed, "'yes' is not true or false")) { try ValueType.bool.value(fromText: "yes") }
+    }
+
     @Test func precedenceIsNotThenAndThenOr() throws {
         let atom = { (text: String) in try #require(try FirebaseExpression(parsing: text)) }
         let a = try atom("percent <= 1")
@@ -189,7 +200,7 @@ struct FirebaseImportTests {
                 "$.conditions[1].expression: condition 'tiny' was left out: must be a percentage from 0 to 100 with at most two decimals",
                 "$.parameters.b.defaultValue.value: 'yes' is not true or false",
                 "$.parameters.d.defaultValue: uses the in-app default, which a Kizuna template cannot say beside conditional values",
-                "$.parameters.j.defaultValue.value: is not JSON",
+                "$.parameters.j.defaultValue.value: '{' is not JSON",
                 "$.parameters.n.defaultValue.value: 'twenty' is not a number",
                 "$.parameters.r.conditionalValues.ios: is a Firebase-managed rolloutValue, which has no Kizuna equivalent",
                 "$.parameters.s.conditionalValues.gone: names no condition in $.conditions",

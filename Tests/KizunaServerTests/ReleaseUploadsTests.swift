@@ -146,4 +146,23 @@ struct ReleaseUploadsTests {
             }
         }
     }
+
+    /// curl (and other clients) send `Expect: 100-continue` before a large body and wait for the interim answer: it
+    /// comes at once, so the body follows without the client's pause.
+    @Test func anExpectationOfContinueIsAnsweredAtOnce() async throws {
+        try await withTestServer { server in
+            _ = try await server.send(.post, "/v1/admin/apps", json: HTTPTests.app)
+            let release = try await ReleasesTests.create(server, "4.0", "1").decode(ReleaseRecord.self).id
+            let connection = try await RawConnection.open(port: try #require(server.client.port))
+            try await connection.send(
+                "PUT \(Self.base)/\(release)/artifacts/notes.txt HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Authorization: Bearer \(server.adminToken)\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+            let interim = try await connection.readResponse()
+            #expect(interim.hasPrefix("HTTP/1.1 100 Continue\r\n"), "\(interim)")
+            try await connection.send("hello")
+            let answer = try await connection.readResponse()
+            #expect(answer.hasPrefix("HTTP/1.1 201"), "\(answer)")
+            await connection.close()
+        }
+    }
 }

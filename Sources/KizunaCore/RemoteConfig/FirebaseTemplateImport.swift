@@ -186,28 +186,11 @@ private struct Conversion {
             }
             return nil
         }
-        switch type {
-        case .string: return .string(text)
-        case .number:
-            guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite else {
-                problem(path["value"], "'\(text)' is not a number")
-                return nil
-            }
-            return .number(number)
-        case .bool:
-            switch text.lowercased() {
-            case "true": return .bool(true)
-            case "false": return .bool(false)
-            default:
-                problem(path["value"], "'\(text)' is not true or false")
-                return nil
-            }
-        case .json:
-            guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
-                problem(path["value"], "is not JSON")
-                return nil
-            }
-            return json
+        do {
+            return try type.value(fromText: text)
+        } catch {
+            problem(path["value"], error.message)
+            return nil
         }
     }
 }

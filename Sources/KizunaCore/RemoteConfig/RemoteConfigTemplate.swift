@@ -24,6 +24,33 @@ public struct RemoteConfigTemplate: Sendable {
     /// A parameter's type.
     public enum ValueType: String, Sendable, Hashable, CaseIterable {
         case string, number, bool, json
+
+        /// A value of this type written as text — on the command line (`kizuna config set`), or in a Firebase
+        /// template, which keeps every value as text: a string as it is; a number or `true`/`false` (any case)
+        /// with surrounding spaces ignored; JSON parsed.
+        /// - Throws: `validation_failed` saying what the text is not.
+        public func value(fromText text: String) throws(KizunaError) -> JSONValue {
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            switch self {
+            case .string:
+                return .string(text)
+            case .number:
+                guard let number = Double(trimmed), number.isFinite else { throw KizunaError(.validationFailed, "'\(text)' is not a number") }
+                return .number(number)
+            case .bool:
+                switch trimmed.lowercased() {
+                case "true": return .bool(true)
+                case "false": return .bool(false)
+                default: throw KizunaError(.validationFailed, "'\(text)' is not true or false")
+                }
+            case .json:
+                guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+                    let shown = text.count > 60 ? text.prefix(60) + "…" : Substring(text)
+                    throw KizunaError(.validationFailed, "'\(shown)' is not JSON")
+                }
+                return json
+            }
+        }
     }
 
     /// A named condition.
