@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import KizunaCore
 
@@ -40,8 +41,8 @@ extension AdminClient {
         app: String, release: String, name: String, file: URL, contentType: String = "application/octet-stream", attempts: Int = 5,
         progress: @escaping @Sendable (_ done: Int64, _ total: Int64) -> Void = { _, _ in }
     ) async throws(KizunaError) -> ReleaseArtifact {
-        let digest: (sha256: String, md5: String, size: Int64)
-        do { digest = try FileDigest.of(file) } catch { throw KizunaError(.notFound, "Cannot read \(file.path).") }
+        let digest: (sha256: String, size: Int64)
+        do { digest = try FileDigest.sha256(of: file) } catch { throw KizunaError(.notFound, "Cannot read \(file.path).") }
         var upload = try await startUpload(
             app: app, release: release, NewArtifactUpload(name: name, size: digest.size, sha256: digest.sha256, contentType: contentType))
         guard let handle = FileHandle(forReadingAtPath: file.path) else { throw KizunaError(.notFound, "Cannot read \(file.path).") }
@@ -85,14 +86,20 @@ extension AdminClient {
         let partial = destination.deletingLastPathComponent().appendingPathComponent(
             ".\(destination.lastPathComponent).\(artifact.sha256.prefix(12)).part")
         let path = try artifactPath(app, record.id, name)
+        var sha256 = SHA256()
         do {
             if !FileManager.default.fileExists(atPath: partial.path) { FileManager.default.createFile(atPath: partial.path, contents: nil) }
-            let handle = try FileHandle(forWritingTo: partial)
+            let handle = try FileHandle(forUpdating: partial)
             defer { try? handle.close() }
-            var done = Int64(try handle.seekToEnd())
+            // What an earlier run left is checked with the rest: read once here, hashed as the rest arrives.
+            var done: Int64 = 0
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+                sha256.update(data: chunk)
+                done += Int64(chunk.count)
+            }
             if done > artifact.size {
                 try handle.truncate(atOffset: 0)
-                done = 0
+                (sha256, done) = (SHA256(), 0)
             }
             progress(done, artifact.size)
             while done < artifact.size {
@@ -104,6 +111,7 @@ extension AdminClient {
                     throw KizunaError(.transport, "GET \(name) answered \(reply.status) with \(reply.body.count) bytes for bytes \(done)-\(end).")
                 }
                 try handle.write(contentsOf: reply.body)
+                sha256.update(data: reply.body)
                 done += Int64(reply.body.count)
                 progress(done, artifact.size)
             }
@@ -112,11 +120,10 @@ extension AdminClient {
         } catch {
             throw KizunaError(.internalError, "Could not write \(partial.path): \(error.localizedDescription)")
         }
-        let local: (sha256: String, md5: String, size: Int64)
-        do { local = try FileDigest.of(partial) } catch { throw KizunaError(.internalError, "Cannot read \(partial.path).") }
-        guard local.sha256 == artifact.sha256 else {
+        let local = hex(sha256.finalize())
+        guard local == artifact.sha256 else {
             try? FileManager.default.removeItem(at: partial)
-            throw KizunaError(.corrupted, "\(name) arrived with SHA-256 \(local.sha256), not \(artifact.sha256): discarded; download it again.")
+            throw KizunaError(.corrupted, "\(name) arrived with SHA-256 \(local), not \(artifact.sha256): discarded; download it again.")
         }
         do {
             if FileManager.default.fileExists(atPath: destination.path) {

@@ -19,4 +19,19 @@ package enum FileDigest {
         }
         return (hex(sha256.finalize()), hex(md5.finalize()), size)
     }
+
+    /// The hex SHA-256 of the file at `url` and its size (half the work of ``of(_:)`` when the MD5 is not wanted).
+    package static func sha256(of url: URL) throws -> (sha256: String, size: Int64) {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else {
+            throw KizunaError(.notFound, "Cannot read \(url.path).")
+        }
+        defer { try? handle.close() }
+        var sha256 = SHA256()
+        var size: Int64 = 0
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            sha256.update(data: chunk)
+            size += Int64(chunk.count)
+        }
+        return (hex(sha256.finalize()), size)
+    }
 }
