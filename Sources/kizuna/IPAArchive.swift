@@ -37,7 +37,7 @@ struct IPAArchive {
                 .name("unzip"), arguments: Arguments(arguments), output: .bytes(limit: 2 << 30), error: .string(limit: 1 << 16))
         else { throw KizunaError(.badRequest, "Could not run unzip (Info-ZIP; `apt-get install unzip`) on \(path).") }
         guard case .exited(0) = result.terminationStatus else {
-            let reason = (result.standardError ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let reason = result.standardError.trimmingCharacters(in: .whitespacesAndNewlines)
             throw KizunaError(.badRequest, "unzip could not read \(path)\(arguments.count > 2 ? " member \(arguments[2])" : ""): \(reason)")
         }
         return Data(result.standardOutput)

@@ -16,7 +16,7 @@ struct Kizuna: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, MigrateCommand.self, AdminCommand.self, AppCommand.self, ConfigCommand.self, GateCommand.self, SchemaCommand.self,
             DataCommand.self, UserCommand.self, PushCommand.self, CodegenCommand.self,
-            AASACommand.self, ReleaseCommand.self, VersionCommand.self,
+            AASACommand.self, ReleaseCommand.self, VersionCommand.self, DoctorCommand.self,
         ]
     )
 }

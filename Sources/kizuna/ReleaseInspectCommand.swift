@@ -100,14 +100,7 @@ struct ReleaseInspectCommand: AsyncParsableCommand {
         }
         lines.append("Checks")
         for check in inspection.checks {
-            let mark =
-                switch check.status {
-                case .passed: "✓"
-                case .warning: "⚠"
-                case .error: "✗"
-                case .skipped: "–"
-                }
-            lines.append("  \(mark) \(check.id): \(check.message)")
+            lines.append("  \(check.status.mark) \(check.id): \(check.message)")
         }
         lines.append("Private selectors (\(inspection.binaries.count) binaries read)")
         if inspection.privateSelectors.isEmpty { lines.append("  none") }
