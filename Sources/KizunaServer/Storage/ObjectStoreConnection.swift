@@ -13,6 +13,9 @@ struct ObjectStoreConnection: Sendable {
     /// The endpoint's path prefix (empty, or `/prefix` with no trailing slash).
     let basePath: String
     private let tls: NIOSSLContext?
+    /// How long one request may take, from connecting to the answer's last byte: an object store that accepts a
+    /// connection and never answers would otherwise hold an upload for ever.
+    let timeout: Duration
 
     struct Response: Sendable {
         var status: HTTPResponseStatus
@@ -21,7 +24,7 @@ struct ObjectStoreConnection: Sendable {
     }
 
     /// - Throws: `validation_failed` when `endpoint` is not `http(s)://host[:port][/path]`.
-    init(endpoint: String) throws {
+    init(endpoint: String, timeout: Duration = .seconds(60)) throws {
         guard let url = URLComponents(string: endpoint), let scheme = url.scheme, scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty
         else {
@@ -31,20 +34,42 @@ struct ObjectStoreConnection: Sendable {
         port = url.port ?? (scheme == "https" ? 443 : 80)
         basePath = url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path
         tls = scheme == "https" ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        self.timeout = timeout
     }
 
     /// The `Host` header's value: the port only when it is not the scheme's default.
     var hostHeader: String { port == (tls == nil ? 80 : 443) ? host : "\(host):\(port)" }
 
-    /// Sends one request (`target` already percent-encoded) and reads the whole answer.
-    /// - Throws: `store_unavailable` when the endpoint cannot be reached or closes mid-answer.
+    /// Sends one request (`target` already percent-encoded) and reads the whole answer, within ``timeout``.
+    /// - Throws: `store_unavailable` when the endpoint cannot be reached, closes mid-answer or does not answer in time.
     func send(_ method: HTTPMethod, target: String, headers: HTTPHeaders, body: ByteBuffer?) async throws -> Response {
+        let deadline = ContinuousClock.now + timeout
+        let channel = try await connect()
+        return try await withThrowingTaskGroup(of: Response?.self) { group in
+            // Whichever way this ends, the channel is closed (again, harmlessly, when the exchange closed it), so an
+            // exchange still waiting on a silent store ends before the group does.
+            defer { channel.channel.close(promise: nil) }
+            group.addTask { try await exchange(on: channel, method, target: target, headers: headers, body: body) }
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            guard let first else {
+                throw KizunaError(.storeUnavailable, "The object store at \(hostHeader) did not answer within \(Self.seconds(timeout)).")
+            }
+            return first
+        }
+    }
+
+    /// A connection with the HTTP/1.1 client handlers; connecting takes at most 10 seconds (less when ``timeout`` is).
+    private func connect() async throws -> NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart> {
         let tls = tls
         let host = host
-        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
         do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(.seconds(10))
+            return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(TimeAmount(min(timeout, .seconds(10))))
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         if let tls {
@@ -59,6 +84,13 @@ struct ObjectStoreConnection: Sendable {
         } catch {
             throw KizunaError(.storeUnavailable, "The object store at \(hostHeader) cannot be reached.")
         }
+    }
+
+    /// Writes the request and reads the answer to its end, then closes the channel.
+    private func exchange(
+        on channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>, _ method: HTTPMethod, target: String, headers: HTTPHeaders,
+        body: ByteBuffer?
+    ) async throws -> Response {
         do {
             return try await channel.executeThenClose { inbound, outbound in
                 var headers = headers
@@ -85,5 +117,12 @@ struct ObjectStoreConnection: Sendable {
         } catch {
             throw KizunaError(.storeUnavailable, "The connection to the object store failed.")
         }
+    }
+
+    /// `60 seconds`, `1 second` or `0.5 seconds`: a timeout as a person writes it.
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        if attoseconds == 0 { return seconds == 1 ? "1 second" : "\(seconds) seconds" }
+        return "\(Double(seconds) + Double(attoseconds) / 1e18) seconds"
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import KizunaCore
 import NIOCore
@@ -6,22 +5,28 @@ import NIOHTTP1
 
 /// Blobs as objects in an S3-compatible bucket (path-style, SigV4). A blob larger than one part goes up as a
 /// multipart upload, completed only once every part is in, and aborted when the body fails: S3 shows nothing under
-/// the key until then. Reads are ranged GETs of one part's size each, so a download holds at most one part.
+/// the key until then. Reads are ranged GETs of one part's size each, so a download holds at most one part. A request
+/// that fails in a way a retry can fix is sent again (``S3Retries``).
 package struct S3BlobStore: BlobStore {
     let connection: ObjectStoreConnection
     let signer: SigV4Signer
     let bucket: String
     /// The bytes of each uploaded part but the last (S3's minimum is 5 MiB) and of each ranged read.
     let partSize: Int
+    let retries: S3Retries
 
     package var chunkSize: Int64 { Int64(partSize) * 2 }
 
+    /// - Parameters:
+    ///   - timeout: How long one request may take, from connecting to the answer's end.
+    ///   - retries: How often, and after what waits, a request that failed in a way a retry can fix is sent again.
     /// - Throws: `validation_failed` for an endpoint that is not `http(s)://host[:port]`.
-    package init(settings: S3Settings, partSize: Int = 8 * 1024 * 1024) throws {
-        connection = try ObjectStoreConnection(endpoint: settings.endpoint)
+    package init(settings: S3Settings, partSize: Int = 8 * 1024 * 1024, timeout: Duration = .seconds(60), retries: S3Retries = S3Retries()) throws {
+        connection = try ObjectStoreConnection(endpoint: settings.endpoint, timeout: timeout)
         signer = SigV4Signer(accessKey: settings.accessKey, secretKey: settings.secretKey, region: settings.region)
         bucket = settings.bucket
         self.partSize = partSize
+        self.retries = retries
     }
 
     package func put<Body: AsyncSequence & Sendable>(_ key: String, from body: Body) async throws -> BlobInfo where Body.Element == ByteBuffer {
@@ -104,6 +109,9 @@ package struct S3BlobStore: BlobStore {
 
     // MARK: Multipart upload
 
+    /// Retried like every request, though it alone is not idempotent: when S3 applied an attempt whose answer was lost,
+    /// the next one makes a second upload id and the first is left with no parts — no bytes, and nothing uses it (a
+    /// bucket rule for incomplete uploads clears it).
     func createMultipartUpload(_ key: String) async throws -> String {
         let response = try await send(.POST, key, query: [("uploads", "")])
         try expect(response, [.ok], "CreateMultipartUpload")
@@ -127,7 +135,7 @@ package struct S3BlobStore: BlobStore {
             "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(etag.replacingOccurrences(of: "\"", with: "&quot;"))</ETag></Part>"
         }
         let xml = "<CompleteMultipartUpload>\(parts.joined())</CompleteMultipartUpload>"
-        let response = try await send(.POST, key, query: [("uploadId", upload)], body: ByteBuffer(string: xml))
+        let response = try await send(.POST, key, query: [("uploadId", upload)], body: ByteBuffer(string: xml), errorsIn200: true)
         // S3 may answer 200 and put the failure in the body.
         if response.status == .ok, Self.element("Code", in: response.body) != nil {
             throw KizunaError(.storeUnavailable, "The object store refused CompleteMultipartUpload (\(Self.element("Code", in: response.body)!)).")
@@ -136,26 +144,6 @@ package struct S3BlobStore: BlobStore {
     }
 
     // MARK: Requests
-
-    /// Sends one signed request for `key` (the bucket itself when `nil`); the body's SHA-256 is signed.
-    func send(
-        _ method: HTTPMethod, _ key: String?, query: [(String, String)] = [], headers extra: [(String, String)] = [], body: ByteBuffer? = nil
-    ) async throws -> ObjectStoreConnection.Response {
-        let path = connection.basePath + "/" + bucket + (key.map { "/" + $0 } ?? "")
-        let payloadHash = body.map { buffer in buffer.withUnsafeReadableBytes { hex(SHA256.hash(data: $0)) } } ?? SigV4Signer.emptyPayload
-        let amzDate = SigV4Signer.amzDate(Date())
-        let signed = [("Host", connection.hostHeader), ("x-amz-content-sha256", payloadHash), ("x-amz-date", amzDate)] + extra
-        let request = SigV4Signer.Request(method: method.rawValue, path: path, query: query, headers: signed, payloadHash: payloadHash)
-        var headers = HTTPHeaders(signed)
-        headers.add(name: "Authorization", value: signer.authorization(request, amzDate: amzDate))
-        let queryText = query.map {
-            $0.1.isEmpty
-                ? SigV4Signer.encode($0.0, keepSlash: false)
-                : "\(SigV4Signer.encode($0.0, keepSlash: false))=\(SigV4Signer.encode($0.1, keepSlash: false))"
-        }
-        let target = SigV4Signer.encode(path, keepSlash: true) + (queryText.isEmpty ? "" : "?" + queryText.joined(separator: "&"))
-        return try await connection.send(method, target: target, headers: headers, body: body)
-    }
 
     /// Throws unless `response` has one of `statuses`: the S3 error code (never a key or a secret) in the message.
     func expect(_ response: ObjectStoreConnection.Response, _ statuses: [HTTPResponseStatus], _ operation: String) throws {
