@@ -30,6 +30,8 @@ struct ServerParts {
     let hub: SubscriptionHub
     /// Deletes expired data tombstones.
     let sweeper: TombstoneSweeper
+    /// Discards release uploads left unfinished for a week.
+    let uploadsExpiry: ReleaseUploadsExpiry
     /// Builds indexes and fills defaults that data schema publishes leave for later.
     let jobs: DataJobRunner
     /// Sends push jobs to APNs.
@@ -188,9 +190,10 @@ struct ServerParts {
         let blobs = try configuration.effectiveBlobStorage.store()
         (blobs as? FileBlobStore)?.sweepTemporaryFiles()
         let releases = ReleaseStore(database: database, blobs: blobs)
+        let uploads = ReleaseUploads(releases: releases, chunkSize: blobs.chunkSize, maxSize: configuration.maxArtifactSize)
+        uploadsExpiry = ReleaseUploadsExpiry(uploads: uploads, readiness: readiness, interval: .seconds(3600), logger: logger)
         ReleasesController(
-            releases: releases, uploads: ReleaseUploads(releases: releases, chunkSize: blobs.chunkSize, maxSize: configuration.maxArtifactSize),
-            apps: appRepository, live: live, maxArtifactSize: configuration.maxArtifactSize
+            releases: releases, uploads: uploads, apps: appRepository, live: live, maxArtifactSize: configuration.maxArtifactSize
         ).addRoutes(to: admin)
         allowedMethods.record(router)
     }
@@ -221,7 +224,9 @@ extension ServerParts {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
             // Stopped in reverse order: the push sender, the hub and the job runner stop before the feed does and the store closes.
             services: [
-                DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper, hub, pushSender, mirrors,
+                DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper, uploadsExpiry, hub,
+                pushSender,
+                mirrors,
             ],
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
             logger: logger

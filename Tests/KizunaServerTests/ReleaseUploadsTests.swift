@@ -107,6 +107,27 @@ struct ReleaseUploadsTests {
             #expect(new.id != old.id && new.received == 0)
             #expect(try await server.send(.get, "\(Self.base)/\(release)/uploads/\(old.id)").status == .notFound)
 
+            // Its bytes on disk cut back below what was recorded (another writer): refused, and started over from 0.
+            let cutBack = try await Self.start(server, release, name: "Shop.ipa", bytes).decode(ArtifactUpload.self)
+            _ = try await Self.patch(server, release, cutBack.id, offset: 0, bytes[..<5000])
+            let partialFile = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: blobs.path).first { name in
+                    let size = try? FileManager.default.attributesOfItem(atPath: blobs.appendingPathComponent(name).path)[.size] as? Int
+                    return name.hasPrefix(".partial-") && size == 5000  // this upload's, not the other one started above
+                })
+            try FileHandle(forWritingTo: blobs.appendingPathComponent(partialFile)).truncate(atOffset: 100)
+            let damagedCopy = try await Self.patch(server, release, cutBack.id, offset: 5000, bytes[5000...])
+            #expect(damagedCopy.status == .conflict && damagedCopy.error?.message.contains("from byte 0") == true, "\(damagedCopy.text)")
+            let over = try await Self.patch(server, release, cutBack.id, offset: 0, bytes[...])
+            #expect(try over.decode(ArtifactUpload.self).artifact?.sha256 == hex(SHA256.hash(data: bytes)))
+
+            // A range of a version the client does not hold (If-Range) is the whole current file instead.
+            let path = "\(Self.base)/\(release)/artifacts/Shop.ipa"
+            let stale = try await server.send(.get, path, headers: [.range: "bytes=0-9", .ifRange: "\"\(String(repeating: "0", count: 64))\""])
+            #expect(stale.status == .ok && stale.body.readableBytes == bytes.count)
+            let current = try await server.send(.get, path, headers: [.range: "bytes=0-9", .ifRange: "\"\(hex(SHA256.hash(data: bytes)))\""])
+            #expect(current.status == .partialContent && current.body.readableBytes == 10)
+
             // Cancelled, and one left unfinished when its release is deleted: their bytes go with them.
             #expect(try await server.send(.delete, "\(Self.base)/\(release)/uploads/\(new.id)").status == .noContent)
             let left = try await Self.start(server, release, name: "dSYMs.zip", bytes).decode(ArtifactUpload.self)

@@ -45,11 +45,16 @@ extension AdminClient {
         do { digest = try FileDigest.sha256(of: file) } catch { throw KizunaError(.notFound, "Cannot read \(file.path).") }
         var upload = try await startUpload(
             app: app, release: release, NewArtifactUpload(name: name, size: digest.size, sha256: digest.sha256, contentType: contentType))
+        // The release by its id from here on: "3.10.1" names the newest build, which another pipeline may add meanwhile.
+        let release = upload.release
         guard let handle = FileHandle(forReadingAtPath: file.path) else { throw KizunaError(.notFound, "Cannot read \(file.path).") }
         defer { try? handle.close() }
         progress(upload.received, upload.size)
         var failures = 0
         while upload.artifact == nil {
+            guard (0...upload.size).contains(upload.received) else {
+                throw KizunaError(.transport, "The server says it holds \(upload.received) of \(upload.size) bytes.")
+            }
             let bytes: Data
             do {
                 try handle.seek(toOffset: UInt64(upload.received))
@@ -57,17 +62,44 @@ extension AdminClient {
             } catch {
                 throw KizunaError(.internalError, "Reading \(file.path) failed: \(error.localizedDescription)")
             }
-            do {
+            if bytes.isEmpty && upload.received < upload.size {
+                throw KizunaError(.conflict, "\(file.path) is shorter than when it was hashed: it changed during the upload.")
+            }
+            let before = upload.received
+            do throws(KizunaError) {
                 upload = try await sendUpload(app: app, release: release, upload, bytes: bytes)
-                failures = 0
+                // An answer that moved nothing on counts as a failure: no endless loop.
+                failures = upload.received > before || upload.artifact != nil ? 0 : failures + 1
+                if failures >= attempts { throw KizunaError(.transport, "The server kept \(before) bytes and took no more.") }
             } catch  where Self.isWorthRetrying(error) && failures + 1 < attempts {
                 failures += 1
                 try? await Task.sleep(for: error.retryAfter.map { .seconds($0) } ?? .milliseconds(500 << failures))
-                upload = try await self.upload(app: app, release: release, id: upload.id)  // where it really stands
+                upload = try await resync(app: app, release: release, upload, attempts: attempts - failures)
             }
             progress(upload.received, upload.size)
         }
         return upload.artifact!
+    }
+
+    /// Where `upload` stands after a failed request, asked again while the server is away (a restart); an upload
+    /// gone because the lost answer was the last — the artifact attached — comes back with that artifact.
+    private func resync(app: String, release: String, _ upload: ArtifactUpload, attempts: Int) async throws(KizunaError) -> ArtifactUpload {
+        var failures = 0
+        while true {
+            do {
+                return try await self.upload(app: app, release: release, id: upload.id)
+            } catch  where error.code == .notFound {
+                let attached = try await self.release(app: app, release).artifacts.first { $0.name == upload.name && $0.sha256 == upload.sha256 }
+                guard let attached else { throw error }
+                var finished = upload
+                finished.received = upload.size
+                finished.artifact = attached
+                return finished
+            } catch  where Self.isWorthRetrying(error) && failures + 1 < max(1, attempts) {
+                failures += 1
+                try? await Task.sleep(for: error.retryAfter.map { .seconds($0) } ?? .milliseconds(500 << failures))
+            }
+        }
     }
 
     /// Downloads the artifact `name` into `destination`, a chunk at a time with ranged requests, checked against its
@@ -104,8 +136,15 @@ extension AdminClient {
             progress(done, artifact.size)
             while done < artifact.size {
                 let end = min(done + Self.downloadChunk, artifact.size) - 1
+                // If-Range: should the artifact be replaced meanwhile, the answer is the new whole file (200), not a
+                // range of it mixed into this one.
                 let reply = try await http.exchange(
-                    "GET", path, data: nil, headers: ["Range": "bytes=\(done)-\(end)", "Accept": "*/*"], timeout: Self.chunkTimeout)
+                    "GET", path, data: nil, headers: ["Range": "bytes=\(done)-\(end)", "If-Range": "\"\(artifact.sha256)\"", "Accept": "*/*"],
+                    timeout: Self.chunkTimeout)
+                if reply.status == 200 && done > 0 {
+                    try? FileManager.default.removeItem(at: partial)
+                    throw KizunaError(.conflict, "\(name) was replaced during the download; run it again.")
+                }
                 let whole = reply.status == 200 && done == 0 && Int64(reply.body.count) == artifact.size  // a range ignored
                 guard whole || (reply.status == 206 && Int64(reply.body.count) == end - done + 1) else {
                     throw KizunaError(.transport, "GET \(name) answered \(reply.status) with \(reply.body.count) bytes for bytes \(done)-\(end).")

@@ -110,15 +110,21 @@ struct ReleaseStore: Sendable {
         return try await attach(release: id, name: name, blob: key, info: info, contentType: contentType)
     }
 
-    /// Records the stored blob `key` as the release's artifact `name`, replacing one of that name (and ending the
-    /// upload `finishing` it, if any), in one transaction; when that fails, the blob is deleted (no orphan bytes).
+    /// Records the stored blob `key` as the release's artifact `name`, replacing one of that name, in one transaction.
+    /// When it finishes the upload `finishing`, that upload must still be there (it is removed in the same transaction)
+    /// and a failure keeps the blob, so the upload can be finished again; otherwise a failure deletes the blob (no
+    /// orphan bytes).
     func attach(
         release id: String, name: String, blob key: String, info: BlobInfo, contentType: String, finishing upload: String? = nil
     ) async throws -> ReleaseArtifact {
         let artifact = ReleaseArtifact(
             name: name, size: info.size, sha256: info.sha256, md5: info.md5, contentType: contentType, uploadedAt: EpochMillis.date(EpochMillis.now))
+        let replaced: String?
         do {
-            let replaced = try await database.transaction { db -> String? in
+            replaced = try await database.transaction { db -> String? in
+                if let upload, try await db.raw("DELETE FROM release_uploads WHERE id = \(bind: upload) RETURNING id").first() == nil {
+                    throw KizunaError(.conflict, "This upload was finished or discarded meanwhile.")
+                }
                 let old = try await db.raw("SELECT blob FROM release_artifacts WHERE release_id = \(bind: id) AND name = \(bind: name)").first()
                     .map { try $0.decode(column: "blob", as: String.self) }
                 try await db.raw("DELETE FROM release_artifacts WHERE release_id = \(bind: id) AND name = \(bind: name)").run()
@@ -129,15 +135,21 @@ struct ReleaseStore: Sendable {
                     \(bind: contentType), \(bind: EpochMillis.from(artifact.uploadedAt)))
                     """
                 ).run()
-                if let upload { try await db.raw("DELETE FROM release_uploads WHERE id = \(bind: upload)").run() }
                 return old
             }
-            if let replaced { try? await blobs.delete(replaced) }
         } catch {
-            try? await blobs.delete(key)  // the release went away meanwhile: no orphan bytes
+            if upload == nil || (error as? KizunaError)?.code == .conflict, !(try await isAttached(key)) {
+                try? await blobs.delete(key)  // nothing will attach it now: no orphan bytes
+            }
             throw error
         }
+        if let replaced, replaced != key { try? await blobs.delete(replaced) }
         return artifact
+    }
+
+    /// Whether an artifact holds the blob `key`.
+    private func isAttached(_ key: String) async throws -> Bool {
+        try await database.raw("SELECT blob FROM release_artifacts WHERE blob = \(bind: key)").first() != nil
     }
 
     /// An artifact's record and its blob key. - Throws: `not_found`.

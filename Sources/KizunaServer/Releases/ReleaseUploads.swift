@@ -71,6 +71,9 @@ struct ReleaseUploads: Sendable {
     func send<Body: AsyncSequence & Sendable>(
         app: String, release id: String, upload uploadId: String, offset: Int64, body: Body, logger: Logger
     ) async throws -> ArtifactUpload where Body.Element == ByteBuffer {
+        guard running.claim(uploadId) else { throw KizunaError(.conflict, "Another request is sending this upload now.") }
+        defer { running.release(uploadId) }
+        // Read once claimed: what an earlier request of this process recorded is seen.
         let row = try await row(app: app, release: id, upload: uploadId)
         let upload = try upload(row)
         guard offset == upload.received else {
@@ -78,13 +81,29 @@ struct ReleaseUploads: Sendable {
                 .conflict, "The server holds \(upload.received) bytes of this upload: send from there (Upload-Offset: \(upload.received)).",
                 field: "Upload-Offset")
         }
-        guard running.claim(uploadId) else { throw KizunaError(.conflict, "Another request is sending this upload now.") }
-        defer { running.release(uploadId) }
         let key = try row.decode(column: "blob", as: String.self)
         let before = try Self.partial(row)
         var hasher = running.hasher(of: uploadId, at: before.received) ?? (before.received == 0 ? BlobHasher() : nil)
-        let (partial, failure) = try await blobs.append(
-            key, to: before, total: upload.size, from: LimitedBody(base: body, limit: upload.size - offset), hashing: &hasher)
+        // Every byte in already: an earlier finish did not end (its answer lost, the store away); finish again.
+        if before.received == upload.size, upload.size > 0 {
+            for try await buffer in body where buffer.readableBytes > 0 { throw KizunaError(.payloadTooLarge, "The upload holds all its bytes.") }
+            return try await finish(upload, key: key, partial: before, hasher: hasher)
+        }
+        let (partial, failure): (PartialBlob, (any Error)?)
+        do {
+            (partial, failure) = try await blobs.append(
+                key, to: before, total: upload.size, from: LimitedBody(base: body, limit: upload.size - offset), hashing: &hasher)
+        } catch is PartialBlobLost {
+            // Fewer bytes on disk than recorded (another writer truncated it): nothing can be trusted; start over.
+            try await database.raw(
+                """
+                UPDATE release_uploads SET partial = \(bind: try Self.text(PartialBlob(token: before.token))), received = 0, \
+                updated_at = \(bind: EpochMillis.now) WHERE id = \(bind: uploadId)
+                """
+            ).run()
+            running.forget(uploadId)
+            throw KizunaError(.conflict, "The server's copy of this upload was damaged; it starts again from byte 0 (Upload-Offset: 0).")
+        }
         let recorded = try await database.raw(
             """
             UPDATE release_uploads SET partial = \(bind: try Self.text(partial)), received = \(bind: partial.received), \
@@ -118,10 +137,12 @@ struct ReleaseUploads: Sendable {
 
     // MARK: Finishing
 
+    /// Puts the blob in place, checks it, and attaches it. Safe to run again after a failure part way: the store's
+    /// finish accepts a blob already in place, and the upload stays (at every byte received) until attached.
     private func finish(_ upload: ArtifactUpload, key: String, partial: PartialBlob, hasher: BlobHasher?) async throws -> ArtifactUpload {
         try await blobs.finishPartial(key, partial)
         let info: BlobInfo
-        if let hasher {
+        if let hasher, hasher.count == upload.size {
             info = hasher.finalize()
         } else {
             // This process did not see every byte go by (it was restarted, or another instance took some): read once.
@@ -132,6 +153,7 @@ struct ReleaseUploads: Sendable {
         guard info.sha256 == upload.sha256, info.size == upload.size else {
             try? await blobs.delete(key)
             _ = try? await database.raw("DELETE FROM release_uploads WHERE id = \(bind: upload.id)").run()
+            running.forget(upload.id)
             throw KizunaError(
                 .validationFailed,
                 "\(upload.name) arrived with SHA-256 \(info.sha256), not the declared \(upload.sha256): the upload is discarded; send it again.",
@@ -141,6 +163,7 @@ struct ReleaseUploads: Sendable {
         finished.received = upload.size
         finished.artifact = try await releases.attach(
             release: upload.release, name: upload.name, blob: key, info: info, contentType: upload.contentType, finishing: upload.id)
+        running.forget(upload.id)
         return finished
     }
 

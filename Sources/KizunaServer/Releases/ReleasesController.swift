@@ -85,7 +85,9 @@ struct ReleasesController: Sendable {
         ]
         var status = HTTPResponse.Status.ok
         var range: Range<Int64> = 0..<artifact.size
-        if let header = request.headers[.range] {
+        // If-Range names the version the client holds part of: another one gets the whole file.
+        let sameVersion = request.headers[.ifRange].map { $0 == "\"\(artifact.sha256)\"" } ?? true
+        if let header = request.headers[.range], sameVersion {
             guard let wanted = Self.range(header, size: artifact.size) else {
                 headers[.contentRange] = "bytes */\(artifact.size)"
                 return Response(status: .rangeNotSatisfiable, headers: headers)

@@ -40,11 +40,15 @@ package protocol BlobStore: Sendable {
     func append<Body: AsyncSequence & Sendable>(
         _ key: String, to partial: PartialBlob, total: Int64, from body: Body, hashing: inout BlobHasher?
     ) async throws -> (PartialBlob, failure: (any Error)?) where Body.Element == ByteBuffer
-    /// Puts a partial blob holding all its bytes under `key`.
+    /// Puts a partial blob holding all its bytes under `key`; one already put there (a finish run again) is no error.
     func finishPartial(_ key: String, _ partial: PartialBlob) async throws
     /// Discards a partial blob; one already gone is not an error.
     func abortPartial(_ key: String, _ partial: PartialBlob) async throws
 }
+
+/// Thrown by ``BlobStore/append(_:to:total:from:hashing:)`` when the store holds fewer bytes of a partial blob than
+/// were recorded (another writer cut it back): what it holds cannot be trusted.
+package struct PartialBlobLost: Error {}
 
 /// A blob being written over several requests: what the store needs to go on with it, kept in the database
 /// between requests (and restarts).

@@ -108,6 +108,10 @@ package struct FileBlobStore: BlobStore {
         let descriptor = open(file.path, O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw KizunaError(.notFound, "The upload's bytes are gone from the blob store.") }
         defer { close(descriptor) }
+        // Fewer bytes than recorded: another writer cut the file back, and what it holds cannot be trusted.
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw KizunaError(.internalError, "Could not read a file in the blob store.") }
+        guard Int64(status.st_size) >= partial.received else { throw PartialBlobLost() }
         // Bytes a crash left past what was recorded are written again.
         guard ftruncate(descriptor, off_t(partial.received)) == 0, lseek(descriptor, off_t(partial.received), SEEK_SET) >= 0 else {
             throw KizunaError(.internalError, "Could not resume a file in the blob store (errno \(errno)).")
@@ -130,7 +134,10 @@ package struct FileBlobStore: BlobStore {
 
     package func finishPartial(_ key: String, _ partial: PartialBlob) async throws {
         let source = try partialPath(partial)
-        guard rename(source.path, try path(key).path) == 0 else {
+        let target = try path(key)
+        // Finished already (a finish run again): the partial file is gone and the blob is there.
+        if !FileManager.default.fileExists(atPath: source.path), FileManager.default.fileExists(atPath: target.path) { return }
+        guard rename(source.path, target.path) == 0 else {
             throw KizunaError(.internalError, "Could not put a blob in place (errno \(errno)).")
         }
     }

@@ -1,0 +1,156 @@
+import Foundation
+
+/// What probing a host found, in the terms App Transport Security decides on: whether a handshake succeeds under
+/// each client profile an ATS configuration makes, and what of the certificate iOS refuses whatever the exceptions.
+public struct ATSFindings: Sendable, Hashable, Codable {
+    /// One handshake: the client offered TLS `minimum` to 1.3 and, when `forwardSecrecy`, only forward-secret suites.
+    public struct Handshake: Sendable, Hashable, Codable {
+        public var minimum: ATSTLSVersion
+        public var forwardSecrecy: Bool
+        /// The version agreed; `nil` when the handshake failed.
+        public var negotiated: ATSTLSVersion?
+        public var cipherSuite: String?
+        /// Why it failed, for a person: which version or suite the server wanted.
+        public var failure: String?
+
+        public init(
+            minimum: ATSTLSVersion, forwardSecrecy: Bool, negotiated: ATSTLSVersion?, cipherSuite: String? = nil, failure: String? = nil
+        ) {
+            self.minimum = minimum
+            self.forwardSecrecy = forwardSecrecy
+            self.negotiated = negotiated
+            self.cipherSuite = cipherSuite
+            self.failure = failure
+        }
+    }
+
+    /// The URL is `http://`, or redirects to one.
+    public var cleartext: Bool
+    public var handshakes: [Handshake]
+    /// What iOS refuses in every configuration, `NSAllowsArbitraryLoads` included (iOS 13 and later): an untrusted
+    /// or expired certificate, a name not in its SAN, an RSA key under 2048 bits, a SHA-1 signature.
+    public var certificateProblems: [String]
+
+    public init(cleartext: Bool = false, handshakes: [Handshake] = [], certificateProblems: [String] = []) {
+        self.cleartext = cleartext
+        self.handshakes = handshakes
+        self.certificateProblems = certificateProblems
+    }
+
+    /// The client profiles the configurations need probed: every minimum version, with and without forward secrecy.
+    public static let profiles: [(minimum: ATSTLSVersion, forwardSecrecy: Bool)] = ATSTLSVersion.allCases.flatMap { version in
+        [(version, true), (version, false)]
+    }
+
+    /// How a load under `configuration` ends: as `URLSession` would, with its error code when it fails.
+    public func result(_ configuration: ATSConfiguration) -> ATSResult {
+        if cleartext {
+            return configuration.effectiveInsecureHTTP
+                ? .pass
+                : ATSResult(
+                    passed: false, code: -1022, streamCode: nil,
+                    reason: "the load is plain http://, which ATS allows only with NSExceptionAllowsInsecureHTTPLoads for the domain")
+        }
+        if let problem = certificateProblems.first {
+            return ATSResult(passed: false, code: -1200, streamCode: -9802, reason: "the certificate: \(problem); no ATS exception changes that")
+        }
+        let wanted = configuration.effectiveMinimumTLSVersion
+        let forwardSecrecy = configuration.effectiveForwardSecrecy
+        guard let handshake = handshakes.first(where: { $0.minimum == wanted && $0.forwardSecrecy == forwardSecrecy }) else {
+            return ATSResult(passed: false, code: nil, streamCode: nil, reason: "not probed")
+        }
+        guard handshake.negotiated != nil else {
+            let offered = "TLS \(wanted.rawValue.dropFirst(4)) to 1.3\(forwardSecrecy ? " with forward-secret suites only" : "")"
+            return ATSResult(
+                passed: false, code: -1200, streamCode: -9824, reason: "no handshake offering \(offered): \(handshake.failure ?? "refused")")
+        }
+        return .pass
+    }
+}
+
+/// How a load ends under one configuration.
+public struct ATSResult: Sendable, Hashable, Codable {
+    public var passed: Bool
+    /// The `NSURLErrorDomain` code an app sees: -1022 (a secure connection is required), -1200 (the secure
+    /// connection failed).
+    public var code: Int?
+    /// The `_kCFStreamErrorCodeKey` beside it (-9824 no shared version or suite, -9802 a certificate iOS refuses).
+    public var streamCode: Int?
+    /// Why, for a person.
+    public var reason: String?
+
+    public static let pass = ATSResult(passed: true, code: nil, streamCode: nil, reason: nil)
+}
+
+/// `nscurl --ats-diagnostics`' sequence, and the smallest exception that passes.
+public enum ATSDiagnostics {
+    /// One configuration tried.
+    public struct Test: Sendable, Hashable {
+        public var name: String
+        public var configuration: ATSConfiguration
+    }
+
+    /// A titled group of tests, as nscurl prints them.
+    public struct Section: Sendable, Hashable {
+        public var title: String
+        public var tests: [Test]
+    }
+
+    /// nscurl's 16 configurations in its order, for `host`.
+    public static func sections(host: String) -> [Section] {
+        let versions = ATSTLSVersion.allCases.reversed()
+        func tls(_ version: ATSTLSVersion, forwardSecrecy: Bool = true, insecure: Bool = false) -> ATSConfiguration {
+            ATSConfiguration(minimumTLSVersion: version, requiresForwardSecrecy: forwardSecrecy, allowsInsecureHTTPLoads: insecure)
+        }
+        return [
+            Section(title: "Default ATS Secure Connection", tests: [Test(name: "ATS Default Connection", configuration: .default)]),
+            Section(
+                title: "Allowing Arbitrary Loads", tests: [Test(name: "Allow All Loads", configuration: ATSConfiguration(allowsArbitraryLoads: true))]
+            ),
+            Section(
+                title: "Configuring TLS exceptions for \(host)", tests: versions.map { Test(name: $0.rawValue, configuration: tls($0)) }),
+            Section(
+                title: "Configuring PFS exceptions for \(host)",
+                tests: [Test(name: "Disabling Perfect Forward Secrecy", configuration: ATSConfiguration(requiresForwardSecrecy: false))]),
+            Section(
+                title: "Configuring PFS exceptions and allowing insecure HTTP for \(host)",
+                tests: [
+                    Test(
+                        name: "Disabling Perfect Forward Secrecy and Allowing Insecure HTTP",
+                        configuration: ATSConfiguration(requiresForwardSecrecy: false, allowsInsecureHTTPLoads: true))
+                ]),
+            Section(
+                title: "Configuring TLS exceptions with PFS disabled for \(host)",
+                tests: versions.map { Test(name: "\($0.rawValue) with PFS disabled", configuration: tls($0, forwardSecrecy: false)) }),
+            Section(
+                title: "Configuring TLS exceptions with PFS disabled and insecure HTTP allowed for \(host)",
+                tests: versions.map {
+                    Test(
+                        name: "\($0.rawValue) with PFS disabled and insecure HTTP allowed",
+                        configuration: tls($0, forwardSecrecy: false, insecure: true))
+                }),
+        ]
+    }
+
+    /// The exceptions tried for the smallest that passes, least first: forward secrecy alone needs no App Review
+    /// justification; an older TLS version and insecure HTTP do; arbitrary loads last.
+    static let candidates: [ATSConfiguration] = {
+        let tls: [ATSTLSVersion?] = [nil, .tls11, .tls10]
+        var list: [ATSConfiguration] = []
+        for insecure in [false, true] {
+            for version in tls {
+                for forwardSecrecy in [true, false] {
+                    list.append(
+                        ATSConfiguration(minimumTLSVersion: version, requiresForwardSecrecy: forwardSecrecy, allowsInsecureHTTPLoads: insecure))
+                }
+            }
+        }
+        return list + [ATSConfiguration(allowsArbitraryLoads: true)]
+    }()
+
+    /// The least configuration under which the load passes: the default when it needs none; `nil` when none
+    /// passes (the certificate is the problem, and the fix is on the server).
+    public static func smallestException(_ findings: ATSFindings) -> ATSConfiguration? {
+        candidates.first { findings.result($0).passed }
+    }
+}
