@@ -4,6 +4,7 @@ import HTTPTypes
 import HummingbirdTesting
 import KizunaCore
 import NIOCore
+import SQLKit
 import Testing
 
 @testable import KizunaServer
@@ -121,6 +122,19 @@ struct ReleaseUploadsTests {
             let over = try await Self.patch(server, release, cutBack.id, offset: 0, bytes[...])
             #expect(try over.decode(ArtifactUpload.self).artifact?.sha256 == hex(SHA256.hash(data: bytes)))
 
+            // A fault of the server's own (here a stored partial blob that names no file of the store) answers 500
+            // with the request id and none of the detail, which goes to the log.
+            let before = Set(try FileManager.default.contentsOfDirectory(atPath: blobs.path))
+            let broken = try await Self.start(server, release, name: "broken.zip", bytes).decode(ArtifactUpload.self)
+            // Its real file: the row no longer names it, so nothing the server does below removes it.
+            let orphan = Set(try FileManager.default.contentsOfDirectory(atPath: blobs.path)).subtracting(before)
+            try await server.database.raw(
+                #"UPDATE release_uploads SET partial = '{"token":"../../etc/passwd","received":0,"parts":[]}' WHERE id = \#(bind: broken.id)"#
+            ).run()
+            let fault = try await Self.patch(server, release, broken.id, offset: 0, bytes[..<10])
+            #expect(fault.status == .internalServerError && !fault.text.contains("partial") && !fault.text.contains("passwd"), "\(fault.text)")
+            #expect(try await server.send(.delete, "\(Self.base)/\(release)/uploads/\(broken.id)").status == .noContent)
+
             // A range of a version the client does not hold (If-Range) is the whole current file instead.
             let path = "\(Self.base)/\(release)/artifacts/Shop.ipa"
             let stale = try await server.send(.get, path, headers: [.range: "bytes=0-9", .ifRange: "\"\(String(repeating: "0", count: 64))\""])
@@ -133,7 +147,7 @@ struct ReleaseUploadsTests {
             let left = try await Self.start(server, release, name: "dSYMs.zip", bytes).decode(ArtifactUpload.self)
             _ = try await Self.patch(server, release, left.id, offset: 0, bytes[..<5000])
             #expect(try await server.send(.delete, "\(Self.base)/\(release)").status == .noContent)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: blobs.path).isEmpty)
+            #expect(Set(try FileManager.default.contentsOfDirectory(atPath: blobs.path)) == orphan)
 
             let bad = try await server.send(
                 .post, "\(Self.base)/nope/uploads", json: #"{"name":"App.ipa","size":1,"sha256":"\#(String(repeating: "0", count: 64))"}"#)

@@ -27,6 +27,10 @@ struct ErrorMiddleware: RouterMiddleware {
 
     private func translate(_ error: any Error, request: Request, context: Context) -> (KizunaError, HTTPFields) {
         switch error {
+        case let error as KizunaError where error.code == .internalError:
+            // Its message is for the log (an errno, a file the store could not write), never for the client.
+            context.logger.error("Internal error", metadata: ["error": "\(error.message)"])
+            return (KizunaError(.internalError, "Something went wrong on the server; the request id is \(context.id)."), [:])
         case let error as KizunaError:
             var headers = HTTPFields()
             if error.code == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="kizuna""# }
