@@ -71,6 +71,28 @@ struct ReleaseUploadsTests {
             let tooMuch = try await Self.patch(b, release, upload.id, offset: 1_200_000, bytes[1_200_000...] + [0])
             #expect(tooMuch.status == .contentTooLarge)
 
+            // While one request is sending (its body not all there yet), another for the same upload — on either
+            // instance — is told to wait, even from the same offset; once the first is cut off, what it got is kept.
+            let sending = try await RawConnection.open(port: try #require(a.client.port))
+            try await sending.send(
+                "PATCH \(Self.base)/\(release)/uploads/\(upload.id) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(a.adminToken)\r\n"
+                    + "Upload-Offset: 1200000\r\nContent-Length: \(bytes.count - 1_200_000)\r\n\r\n")
+            try await sending.send(bytes: Array(bytes[1_200_000..<1_300_000]))
+            // Taken once the request holds the upload's lease.
+            var writer: String?
+            for _ in 0..<10_000 where writer == nil {
+                writer = try await a.database.raw("SELECT writer FROM release_uploads WHERE id = \(bind: upload.id)").first()?
+                    .decode(column: "writer", as: String?.self)
+            }
+            let busy = try await Self.patch(b, release, upload.id, offset: 1_200_000, bytes[1_200_000..<1_200_010])
+            #expect(busy.status == .conflict && busy.headers[.retryAfter] != nil, "\(busy.status) \(busy.text)")
+            await sending.close()
+            var held = try await b.send(.get, "\(Self.base)/\(release)/uploads/\(upload.id)").decode(ArtifactUpload.self)
+            for _ in 0..<10_000 where held.received == 1_200_000 {
+                held = try await b.send(.get, "\(Self.base)/\(release)/uploads/\(upload.id)").decode(ArtifactUpload.self)
+            }
+            #expect(held.received == 1_300_000, "what the cut request sent is kept")
+
             // The rest, on the other instance: it did not see the first bytes go by, so it reads the blob back to check it.
             let shown = try await b.send(.get, "\(Self.base)/\(release)/uploads/\(upload.id)").decode(ArtifactUpload.self)
             let last = try await Self.patch(b, release, upload.id, offset: shown.received, bytes[Int(shown.received)...])

@@ -65,22 +65,97 @@ struct ReleaseUploads: Sendable {
 
     /// Appends `body` at `offset`, which must be what the server holds; once every byte is in and its SHA-256 is the
     /// declared one, attaches the artifact (``ArtifactUpload/artifact``).
-    /// - Throws: `conflict` for another offset or a request already sending this upload; `validation_failed` (field
+    /// - Throws: `conflict` for another offset or a request already sending this upload; `payload_too_large` for a
+    ///   `length` past the upload's end, before any byte is written; `validation_failed` (field
     ///   `sha256`) when the whole does not match, after which the upload is gone; the body's own failure, after what
     ///   arrived of it is kept.
     func send<Body: AsyncSequence & Sendable>(
-        app: String, release id: String, upload uploadId: String, offset: Int64, body: Body, logger: Logger
+        app: String, release id: String, upload uploadId: String, offset: Int64, length: Int64? = nil, body: Body, logger: Logger
     ) async throws -> ArtifactUpload where Body.Element == ByteBuffer {
-        guard running.claim(uploadId) else { throw KizunaError(.conflict, "Another request is sending this upload now.") }
+        guard running.claim(uploadId) else { throw KizunaError(.conflict, "Another request is sending this upload now.", retryAfter: 1) }
         defer { running.release(uploadId) }
-        // Read once claimed: what an earlier request of this process recorded is seen.
+        let lease = try await lease(app: app, release: id, upload: uploadId, offset: offset)
+        return try await withLeaseRenewed(lease) {
+            // More than the upload lacks, declared: refused before a byte is written.
+            if let length, length > lease.upload.size - offset {
+                throw KizunaError(.payloadTooLarge, "The upload lacks \(lease.upload.size - offset) bytes; this request declares \(length).")
+            }
+            return try await append(lease, offset: offset, body: body, logger: logger)
+        }
+    }
+
+    /// A writer's hold on an upload: the row as it was when taken.
+    struct Lease {
+        var row: any SQLRow
+        var upload: ArtifactUpload
+        var writer: String
+    }
+
+    /// How long a lease lasts unless renewed (it is, a third of the way through, while the request writes).
+    static let leaseLength: Int64 = 60_000
+
+    /// Takes the upload for this request, if no other writer holds it and `offset` is what it holds.
+    /// - Throws: `conflict` with `Retry-After` while another writer holds it, or naming the offset to send from.
+    private func lease(app: String, release id: String, upload uploadId: String, offset: Int64) async throws -> Lease {
+        let now = EpochMillis.now
+        let writer = "\(running.processID)-\(hex(randomBytes(4)))"
+        // On SQLite one process serves the store, so a lease not taken by this process was left by one that died.
+        let single = database.engine == .sqlite
+        let taken = try await database.raw(
+            """
+            UPDATE release_uploads SET writer = \(bind: writer), lease_until = \(bind: now + Self.leaseLength), updated_at = \(bind: now)
+            WHERE id = \(bind: uploadId) AND received = \(bind: offset) AND (writer IS NULL OR lease_until < \(bind: now) \
+            OR (\(bind: single) AND writer NOT LIKE \(bind: running.processID + "-%"))) RETURNING id
+            """
+        ).first()
         let row = try await row(app: app, release: id, upload: uploadId)
         let upload = try upload(row)
-        guard offset == upload.received else {
-            throw KizunaError(
-                .conflict, "The server holds \(upload.received) bytes of this upload: send from there (Upload-Offset: \(upload.received)).",
-                field: "Upload-Offset")
+        guard taken != nil else {
+            if offset != upload.received {
+                throw KizunaError(
+                    .conflict, "The server holds \(upload.received) bytes of this upload: send from there (Upload-Offset: \(upload.received)).",
+                    field: "Upload-Offset")
+            }
+            let until = (try? row.decode(column: "lease_until", as: Int64?.self)) ?? nil
+            let wait = max(1, Int(((until ?? now) - now + 999) / 1000))
+            throw KizunaError(.conflict, "Another request is sending this upload now; try again in \(wait) seconds.", retryAfter: wait)
         }
+        return Lease(row: row, upload: upload, writer: writer)
+    }
+
+    /// Runs `body` while renewing `lease` every third of its length.
+    private func withLeaseRenewed<T: Sendable>(_ lease: Lease, _ body: () async throws -> T) async throws -> T {
+        let (database, id, writer) = (database, lease.upload.id, lease.writer)
+        let renewal = Task {
+            while !Task.isCancelled {
+                try await Task.sleep(for: .milliseconds(Self.leaseLength / 3))
+                try await database.raw(
+                    """
+                    UPDATE release_uploads SET lease_until = \(bind: EpochMillis.now + Self.leaseLength) \
+                    WHERE id = \(bind: id) AND writer = \(bind: writer)
+                    """
+                ).run()
+            }
+        }
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body())
+        } catch {
+            result = .failure(error)
+        }
+        renewal.cancel()
+        // Let go at once, whatever happened: a retry need not wait for the lease to run out.
+        _ = try? await database.raw(
+            "UPDATE release_uploads SET writer = NULL, lease_until = NULL WHERE id = \(bind: id) AND writer = \(bind: writer)"
+        )
+        .run()
+        return try result.get()
+    }
+
+    private func append<Body: AsyncSequence & Sendable>(
+        _ lease: Lease, offset: Int64, body: Body, logger: Logger
+    ) async throws -> ArtifactUpload where Body.Element == ByteBuffer {
+        let (row, upload, uploadId) = (lease.row, lease.upload, lease.upload.id)
         let key = try row.decode(column: "blob", as: String.self)
         let before = try Self.partial(row)
         var hasher = running.hasher(of: uploadId, at: before.received) ?? (before.received == 0 ? BlobHasher() : nil)
@@ -107,10 +182,16 @@ struct ReleaseUploads: Sendable {
         let recorded = try await database.raw(
             """
             UPDATE release_uploads SET partial = \(bind: try Self.text(partial)), received = \(bind: partial.received), \
-            updated_at = \(bind: EpochMillis.now) WHERE id = \(bind: uploadId) AND received = \(bind: before.received) RETURNING id
+            updated_at = \(bind: EpochMillis.now), writer = NULL, lease_until = NULL
+            WHERE id = \(bind: uploadId) AND received = \(bind: before.received) AND writer = \(bind: lease.writer) RETURNING id
             """
         ).first()
-        guard recorded != nil else { throw KizunaError(.conflict, "Another request sent this upload meanwhile; ask where it stands.") }
+        guard recorded != nil else {
+            // The lease was lost (this request stalled past it) and another writer may have taken over: what this one
+            // wrote and hashed cannot be trusted.
+            running.forget(uploadId)
+            throw KizunaError(.conflict, "Another request took this upload over meanwhile; ask where it stands.")
+        }
         running.keep(hasher, of: uploadId)
         if let failure {
             logger.notice(
@@ -118,7 +199,11 @@ struct ReleaseUploads: Sendable {
                 metadata: ["upload": "\(uploadId)", "received": "\(partial.received)", "size": "\(upload.size)", "error": "\(failure)"])
             throw failure
         }
-        guard partial.received == upload.size else { return try await find(app: app, release: id, upload: uploadId) }
+        guard partial.received == upload.size else {
+            var kept = upload
+            kept.received = partial.received
+            return kept
+        }
         return try await finish(upload, key: key, partial: partial, hasher: hasher)
     }
 
@@ -225,6 +310,8 @@ struct ReleaseUploads: Sendable {
 /// The uploads this process is writing (one request at a time each), and the running checksum of each at the bytes it
 /// last kept, so a resumed upload is not read again to be checked.
 final class RunningUploads: Sendable {
+    /// This process, in the leases it takes.
+    let processID = hex(randomBytes(6))
     private let state = Mutex<(busy: Set<String>, hashers: [String: BlobHasher])>(([], [:]))
 
     /// Marks `id` as being written. - Returns: false when it already is.

@@ -41,9 +41,11 @@ extension ReleasesController {
         guard let offset = request.headers[.uploadOffset].flatMap(Int64.init), offset >= 0 else {
             throw KizunaError(.badRequest, "A PATCH of an upload needs an Upload-Offset header: the bytes the server holds.", field: "Upload-Offset")
         }
-        if let declared = request.headers[.contentLength].flatMap(Int64.init), declared > maxArtifactSize { throw tooLarge }
+        let declared = request.headers[.contentLength].flatMap(Int64.init)
+        if let declared, declared > maxArtifactSize { throw tooLarge }
         let upload = try await uploads.send(
-            app: release.app, release: release.id, upload: try context.parameters.path("upload"), offset: offset, body: request.body,
+            app: release.app, release: release.id, upload: try context.parameters.path("upload"), offset: offset, length: declared,
+            body: request.body,
             logger: context.logger)
         if let artifact = upload.artifact {
             context.logger.notice(
