@@ -137,7 +137,11 @@ struct ServerParts {
         let v1 = router.group("/v1")
         let admin = router.group("/v1/admin").add(middleware: AdminAuthMiddleware(tokens: tokens))
         OperationsController(readiness: readiness, database: database).addRoutes(to: root)
-        let apps = AppsController(repository: appRepository)
+        let blobs = try configuration.effectiveBlobStorage.store()
+        (blobs as? FileBlobStore)?.sweepTemporaryFiles()
+        let releases = ReleaseStore(database: database, blobs: blobs)
+        // Removing an app removes its releases' rows by cascade; their bytes go once it has.
+        let apps = AppsController(repository: appRepository, onDelete: { app in try await releases.bytesToDiscard(app: app) })
         apps.addPublicRoutes(to: v1)
         apps.addAdminRoutes(to: admin)
         PublishingController(
@@ -187,9 +191,6 @@ struct ServerParts {
         associatedDomains.addPublicRoutes(to: root)
         associatedDomains.addAdminRoutes(to: admin)
         DataJobsController(queue: jobs.queue, apps: appRepository).addAdminRoutes(to: admin)
-        let blobs = try configuration.effectiveBlobStorage.store()
-        (blobs as? FileBlobStore)?.sweepTemporaryFiles()
-        let releases = ReleaseStore(database: database, blobs: blobs)
         let uploads = ReleaseUploads(releases: releases, chunkSize: blobs.chunkSize, maxSize: configuration.maxArtifactSize)
         uploadsExpiry = ReleaseUploadsExpiry(uploads: uploads, readiness: readiness, interval: .seconds(3600), logger: logger)
         ReleasesController(

@@ -171,6 +171,14 @@ struct ReleaseUploadsTests {
             #expect(try await server.send(.delete, "\(Self.base)/\(release)").status == .noContent)
             #expect(Set(try FileManager.default.contentsOfDirectory(atPath: blobs.path)) == orphan)
 
+            // Removing the app removes its releases' bytes too (the rows go by cascade, the blobs cannot).
+            let kept = try await ReleasesTests.create(server, "5.0", "1").decode(ReleaseRecord.self).id
+            #expect(try await ReleasesTests.put(server, "\(Self.base)/\(kept)/artifacts/App.ipa", Array(bytes.prefix(100))).status == .created)
+            #expect(Set(try FileManager.default.contentsOfDirectory(atPath: blobs.path)).count == orphan.count + 1)
+            #expect(try await server.send(.delete, "/v1/admin/apps/my-app").status == .noContent)
+            #expect(Set(try FileManager.default.contentsOfDirectory(atPath: blobs.path)) == orphan)
+            _ = try await server.send(.post, "/v1/admin/apps", json: HTTPTests.app)
+
             let bad = try await server.send(
                 .post, "\(Self.base)/nope/uploads", json: #"{"name":"App.ipa","size":1,"sha256":"\#(String(repeating: "0", count: 64))"}"#)
             #expect(bad.status == .notFound)

@@ -95,9 +95,8 @@ struct ArtifactKillTests {
 
     @Test(.timeLimit(.minutes(5)))
     func anUploadCutOffAndKilledMidwayResumesAndNothingHalfIsVisible() async throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-upload-kill-\(UUID().uuidString)")
+        let work = try ScratchDirectory.make("kizuna-upload-kill")
         defer { try? FileManager.default.removeItem(at: work) }
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let file = work.appendingPathComponent("Shop.xcarchive.zip")
         // Each MiB a pattern with its index in front, so bytes out of place would show.
         let pattern = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) })

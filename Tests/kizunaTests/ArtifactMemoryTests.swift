@@ -27,9 +27,8 @@ struct ArtifactMemoryTests {
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/status"), "needs Linux's /proc to read peak memory"))
     func aLargeArtifactStreamsThroughInBoundedMemory() async throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-rss-\(UUID().uuidString)")
+        let work = try ScratchDirectory.make("kizuna-rss")
         defer { try? FileManager.default.removeItem(at: work) }
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let file = work.appendingPathComponent("Big.xcarchive.zip")
         FileManager.default.createFile(atPath: file.path, contents: nil)
         let handle = try FileHandle(forWritingTo: file)

@@ -6,6 +6,9 @@ import Logging
 /// The apps registry over HTTP: admin CRUD under `/v1/admin/apps`, and a public read at `/v1/apps/{app}`.
 struct AppsController: Sendable {
     let repository: any AppRepository
+    /// For what the database's cascade cannot reach when an app is removed (the release artifacts' bytes): called
+    /// before, it answers what to run once the app is gone.
+    var onDelete: @Sendable (String) async throws -> @Sendable () async -> Void = { _ in {} }
 
     func addAdminRoutes(to admin: RouterGroup<KizunaRequestContext>) {
         admin.post("/apps", use: create)
@@ -39,8 +42,10 @@ struct AppsController: Sendable {
     }
 
     @Sendable func delete(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let id = try context.parameters.path("app")
+        let id = try await repository.require(try context.parameters.path("app")).id
+        let afterwards = try await onDelete(id)
         try await repository.delete(id: id)
+        await afterwards()
         context.logger.notice("App removed", metadata: ["app": "\(id)"])
         return .empty()
     }

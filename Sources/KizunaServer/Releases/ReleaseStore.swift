@@ -78,6 +78,22 @@ struct ReleaseStore: Sendable {
         return try await row.asyncMap(record)
     }
 
+    /// What the blob store holds for `app`'s releases — artifacts and unfinished uploads — as a step that discards it,
+    /// for once the app is gone (its rows go by cascade; a removal that fails leaves the bytes).
+    func bytesToDiscard(app: String) async throws -> @Sendable () async -> Void {
+        let keys = try await database.raw(
+            "SELECT a.blob FROM release_artifacts a JOIN releases r ON r.id = a.release_id WHERE r.app_id = \(bind: app)"
+        ).all().map { try $0.decode(column: "blob", as: String.self) }
+        let partials = try await database.raw(
+            "SELECT u.blob, u.partial FROM release_uploads u JOIN releases r ON r.id = u.release_id WHERE r.app_id = \(bind: app)"
+        ).all().map { (try $0.decode(column: "blob", as: String.self), try ReleaseUploads.partial($0)) }
+        let blobs = blobs
+        return {
+            for key in keys { try? await blobs.delete(key) }
+            for (key, partial) in partials { try? await blobs.abortPartial(key, partial) }
+        }
+    }
+
     /// Removes a release, its artifacts' bytes and its unfinished uploads. - Returns: whether it existed.
     func delete(app: String, id: String) async throws -> Bool {
         let blobKeys = try await database.raw(
