@@ -1,3 +1,4 @@
+import KizunaCore
 import Logging
 import PostgresNIO
 import SQLKit
@@ -290,6 +291,58 @@ package final class ChangeFeed: Service, Sendable {
         for cut in cuts { perform(cut) }
     }
 
+    /// How long a listener's connection may take to open, handshake included.
+    static let connectTimeout = Duration.seconds(10)
+
+    /// A new connection, or a timeout after ``connectTimeout``. PostgresNIO's own timeout covers only the TCP connect:
+    /// a handshake with a store that went away and came back (seen through a restarting proxy) once waited for ever,
+    /// and the listener with it, so the attempt is left behind (and closed should it ever finish) and tried again.
+    private static func connect(_ configuration: PostgresConnection.Configuration, id: Int, logger: Logger) async throws -> PostgresConnection {
+        let (outcomes, outcome) = AsyncStream.makeStream(of: Result<PostgresConnection, any Error>?.self)
+        // Who has the connection: nobody yet, this function (delivered), or nobody ever (abandoned).
+        let handover = Mutex<Bool?>(nil)
+        let attempt = Task {
+            do {
+                let connection = try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
+                let delivered = handover.withLock { state in
+                    if state == false { return false }
+                    state = true
+                    return true
+                }
+                if delivered { outcome.yield(.success(connection)) } else { try? await connection.close() }
+            } catch {
+                outcome.yield(.failure(error))
+            }
+        }
+        let timer = Task {
+            try? await Task.sleep(for: connectTimeout)
+            outcome.yield(nil)
+        }
+        var first = outcomes.makeAsyncIterator()
+        var result = await first.next() ?? nil
+        timer.cancel()
+        if result == nil {
+            let gaveUp = handover.withLock { state in
+                if state == true { return false }
+                state = false
+                return true
+            }
+            guard gaveUp else {
+                // Connected just as the time ran out: the connection is on its way.
+                while let next = await first.next() {
+                    if let next {
+                        result = next
+                        break
+                    }
+                }
+                return try result!.get()
+            }
+            attempt.cancel()
+            throw KizunaError(.storeUnavailable, "Opening a LISTEN connection took longer than \(connectTimeout).")
+        }
+        return try result!.get()
+    }
+
     /// Holds a LISTEN connection for the life of the feed, reconnecting with back-off.
     private func listen(_ configuration: PostgresConnection.Configuration) async {
         var delay = Duration.milliseconds(250)
@@ -297,11 +350,7 @@ package final class ChangeFeed: Service, Sendable {
         while !Task.isCancelled {
             connectionID += 1
             do {
-                let connection = try await PostgresConnection.connect(
-                    configuration: configuration,
-                    id: connectionID,
-                    logger: logger
-                )
+                let connection = try await Self.connect(configuration, id: connectionID, logger: logger)
                 do {
                     try await connection.listen(on: ChangeLog.channel) { notifications in
                         delay = .milliseconds(250)
