@@ -109,14 +109,17 @@ public struct KizunaHTTPClient: Sendable {
 
     /// Sends a request whose answers of every status have a body the caller reads itself (GraphQL over HTTP answers
     /// errors in GraphQL's shape, 4xx and 5xx included); only a failure to get an answer at all throws.
-    func exchangeAnyStatus(_ method: String, _ path: String, body: Data, headers: [String: String] = [:]) async throws(KizunaError) -> Reply {
+    func exchangeAnyStatus(
+        _ method: String, _ path: String, body: Data?, headers: [String: String] = [:], timeout: Duration? = nil
+    ) async throws(KizunaError) -> Reply {
         var request = try makeRequest(method, path, headers: headers)
         if token == nil, headers["Authorization"] == nil, let authorization, let bearer = try await authorization() {
             request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
         }
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if body != nil, headers["Content-Type"] == nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        if let timeout { request.timeoutInterval = timeout.seconds }
         request.httpBody = body
-        let (data, http) = try await perform(request, what: "\(method) \(path)")
+        let (data, http) = try await perform(request, what: "\(method) \(path)", timeout: timeout)
         return Reply(status: http.statusCode, headers: Self.headers(of: http), body: data)
     }
 
@@ -126,14 +129,11 @@ public struct KizunaHTTPClient: Sendable {
     func exchange(
         _ method: String, _ path: String, data: Data?, headers: [String: String] = [:], timeout: Duration
     ) async throws(KizunaError) -> Reply {
-        var request = try makeRequest(method, path, headers: headers)
-        request.timeoutInterval = timeout.seconds
-        request.httpBody = data
-        let (body, http) = try await perform(request, what: "\(method) \(path)", timeout: timeout)
-        guard (200..<300).contains(http.statusCode) else {
-            throw Self.error(status: http.statusCode, headers: http, body: body, what: "\(method) \(path)")
+        let reply = try await exchangeAnyStatus(method, path, body: data, headers: headers, timeout: timeout)
+        guard (200..<300).contains(reply.status) else {
+            throw Self.error(status: reply.status, headers: reply.headers, body: reply.body, what: "\(method) \(path)")
         }
-        return Reply(status: http.statusCode, headers: Self.headers(of: http), body: body)
+        return reply
     }
 
     func makeRequest(_ method: String, _ path: String, headers: [String: String] = [:]) throws(KizunaError) -> URLRequest {
@@ -195,12 +195,19 @@ public struct KizunaHTTPClient: Sendable {
     /// The error an answer with a failing status stands for: the server's envelope, with `Retry-After` filled
     /// in from the header when the body leaves it out.
     static func error(status: Int, headers: HTTPURLResponse, body: Data, what: String) -> KizunaError {
+        error(status: status, retryAfter: headers.value(forHTTPHeaderField: "Retry-After"), body: body, what: what)
+    }
+
+    /// The same, from a ``Reply``'s headers.
+    static func error(status: Int, headers: [String: String], body: Data, what: String) -> KizunaError {
+        error(status: status, retryAfter: headers["retry-after"], body: body, what: what)
+    }
+
+    private static func error(status: Int, retryAfter header: String?, body: Data, what: String) -> KizunaError {
         guard var error = try? decoder.decode(ErrorEnvelope.self, from: body).kizunaError else {
             return KizunaError(.transport, "\(what) answered HTTP \(status) without a Kizuna error body.")
         }
-        if error.retryAfter == nil, let header = headers.value(forHTTPHeaderField: "Retry-After"), let seconds = Int(header) {
-            error.retryAfter = seconds
-        }
+        if error.retryAfter == nil, let header, let seconds = Int(header) { error.retryAfter = seconds }
         return error
     }
 

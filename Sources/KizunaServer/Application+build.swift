@@ -138,7 +138,6 @@ struct ServerParts {
         let admin = router.group("/v1/admin").add(middleware: AdminAuthMiddleware(tokens: tokens))
         OperationsController(readiness: readiness, database: database).addRoutes(to: root)
         let blobs = try configuration.effectiveBlobStorage.store()
-        (blobs as? FileBlobStore)?.sweepTemporaryFiles()
         let releases = ReleaseStore(database: database, blobs: blobs)
         // Removing an app removes its releases' rows by cascade; their bytes go once it has.
         let apps = AppsController(repository: appRepository, onDelete: { app in try await releases.bytesToDiscard(app: app) })

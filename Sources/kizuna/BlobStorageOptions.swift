@@ -8,15 +8,16 @@ struct BlobStorageOptions: ParsableArguments {
     @Option(
         name: .customLong("blob-dir"),
         help: """
-            Keep release artifacts as files in DIR. Env: KIZUNA_BLOB_DIR. Default: blobs/ in the SQLite data directory \
-            (a PostgreSQL store needs it or an S3 bucket, seen by every instance).
+            Keep release artifacts as files in DIR. Env: KIZUNA_BLOB_DIR. Default: blobs/ in the SQLite data directory; \
+            with PostgreSQL, kizuna-blobs/ in the working directory (instances sharing the store need one they all \
+            see, or an S3 bucket).
             """)
     var blobDirectory: String?
 
     @Option(
         name: .customLong("blob-s3-endpoint"),
         help: """
-            Keep release artifacts in an S3-compatible bucket at URL (http(s)://host[:port]; path-style, SigV4), with \
+            Keep release artifacts in an S3-compatible bucket at URL (http(s)://host[:port][/path]; path-style, SigV4), with \
             the keys in KIZUNA_BLOB_S3_ACCESS_KEY and KIZUNA_BLOB_S3_SECRET_KEY. Env: KIZUNA_BLOB_S3_ENDPOINT.
             """)
     var endpoint: String?

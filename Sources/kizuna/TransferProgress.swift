@@ -13,7 +13,7 @@ import Synchronization
 /// `App.ipa  [#########-----------]   45%  460.2 MB / 1.0 GB  82.4 MB/s  0:07 left`, fitted to the window's width.
 /// Elsewhere (CI logs, pipes) it writes plain lines, never a carriage return: one at the start, one each time another
 /// 10 % is crossed, and one at the end. Standard output is never written, so a command's `--json` output stays clean
-/// with no special case; ``quiet(label:total:verb:)`` shows nothing at all.
+/// with no special case.
 ///
 /// Create it as the transfer begins (it shows the start at once), call ``advance(to:)`` as bytes go, then ``finish()``
 /// or ``fail()``; calls after either are ignored. ``track(isolation:_:)`` does the last step for you. Any task may call it.
@@ -75,11 +75,6 @@ final class TransferProgress: Sendable {
                 output("\(verb.rawValue): \(self.label) \(Self.bytes(self.total))\n")
             }
         }
-    }
-
-    /// A progress that shows nothing, for a caller that must pass one but has been asked for silence.
-    static func quiet(label: String, total: Int64, verb: Verb) -> TransferProgress {
-        TransferProgress(label: label, total: total, verb: verb, isTerminal: false, elapsed: { .zero }, output: { _ in })
     }
 
     /// Records that `done` bytes have moved so far. A smaller count than the last is ignored: a retried chunk does

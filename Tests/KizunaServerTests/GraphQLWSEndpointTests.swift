@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import KizunaCore
+import KizunaTestSupport
 import SQLKit
 import Testing
 

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KizunaCore
+import KizunaTestSupport
 import Testing
 
 @testable import KizunaServer

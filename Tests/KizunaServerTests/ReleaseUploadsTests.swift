@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import KizunaCore
+import KizunaTestSupport
 import NIOCore
 import SQLKit
 import Testing

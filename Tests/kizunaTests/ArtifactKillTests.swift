@@ -2,14 +2,13 @@ import Crypto
 import Foundation
 import KizunaClient
 import KizunaCore
+import KizunaTestSupport
 import Subprocess
 import Synchronization
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
+    import Glibc  // SIGKILL
 #endif
 
 /// An artifact upload through a real `kizuna serve` that is cut off by the client, then by `kill -9` of the server
@@ -19,43 +18,6 @@ import Testing
 struct ArtifactKillTests {
     static let size = 24 << 20
     static let firstCut = 8 << 20
-
-    /// An HTTP request written by hand to a socket, so the test decides where its body stops.
-    final class RawRequest {
-        let socket: Int32
-
-        init(port: Int, head: String) throws {
-            socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-            try send(Data(head.utf8))
-        }
-
-        func send(_ data: Data) throws {
-            try data.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let sent = Glibc.send(socket, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                    guard sent > 0 else { throw POSIXError(.EPIPE) }
-                    offset += sent
-                }
-            }
-        }
-
-        func close() { _ = Glibc.close(socket) }
-    }
-
-    /// Requests kept open past the server's death.
-    final class OpenRequests {
-        var requests: [RawRequest] = []
-        func closeAll() { requests.forEach { $0.close() } }
-    }
 
     static func patchHead(port: Int, token: String, release: String, upload: String, offset: Int, length: Int) -> String {
         "PATCH /v1/admin/apps/shop/releases/\(release)/uploads/\(upload) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
@@ -114,13 +76,15 @@ struct ArtifactKillTests {
         // the server is killed.
         let (release, upload, token) = try await Self.firstLife(data: data, blobs: blobs, bytes: bytes, sha256: sha256)
         #expect(Self.visibleBlobs(blobs).isEmpty, "no half object is visible: \(Self.visibleBlobs(blobs))")
-        // A plain PUT's temporary file left by a crash long ago is swept when the server starts.
+        // A plain PUT's temporary file left by a crash long ago is swept once the restarted server is ready.
         let stale = blobs.appendingPathComponent(".tmp-crashed")
         FileManager.default.createFile(atPath: stale.path, contents: Data([1, 2, 3]))
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: stale.path)
 
         // Second life: the server knows what it recorded; `kizuna release upload` resumes from there.
-        let second = try await Self.startServer(data, token: token) { _, port, token, admin in
+        let second = try await Self.startServer(data, token: token) { server, port, token, admin in
+            // The hourly sweep's first turn, once the store is ready.
+            #expect(await server.find { $0.contains("Removed temporary files crashed uploads left") ? true : nil } == true)
             #expect(!FileManager.default.fileExists(atPath: stale.path))
             #expect(try await admin.release(app: "shop", release).artifacts.isEmpty)
             #expect(try await admin.upload(app: "shop", release: release, id: upload).received == Int64(Self.firstCut))
@@ -148,8 +112,8 @@ struct ArtifactKillTests {
 
     static func firstLife(data: URL, blobs: URL, bytes: Data, sha256: String) async throws -> (release: String, upload: String, token: String) {
         let ids = Mutex<(String, String, String)?>(nil)
-        let open = OpenRequests()
-        defer { open.closeAll() }
+        // The second request, held open until the server is dead.
+        let doomed = Mutex<RawConnection?>(nil)
         let status = try await startServer(data) { server, port, token, admin in
             _ = try await admin.createApp(NewApp(id: "shop", name: "Shop", platform: .ios, bundleId: "com.example.shop", teamId: "ABCDE12345"))
             let release = try await admin.createRelease(app: "shop", NewRelease(version: "2.1", build: "40", channel: .appstore)).id
@@ -157,18 +121,18 @@ struct ArtifactKillTests {
                 app: "shop", release: release, NewArtifactUpload(name: "Shop.xcarchive.zip", size: Int64(size), sha256: sha256))
             ids.withLock { $0 = (release, upload.id, token) }
 
-            let cut = try RawRequest(
-                port: port, head: patchHead(port: port, token: token, release: release, upload: upload.id, offset: 0, length: size))
-            try cut.send(bytes.prefix(firstCut))
-            cut.close()
+            let cut = try await RawConnection.open(port: port)
+            try await cut.send(patchHead(port: port, token: token, release: release, upload: upload.id, offset: 0, length: size))
+            try await cut.send(bytes: Array(bytes.prefix(firstCut)))
+            await cut.close()
             // The server keeps what it got once it sees the request end short, and says so.
             let kept = await server.find { $0.contains("Release upload cut short") ? $0 : nil }
             #expect(kept?.contains("received=\(firstCut)") == true, "everything sent before the cut is kept: \(kept ?? "nothing")")
 
-            let doomed = try RawRequest(
-                port: port, head: patchHead(port: port, token: token, release: release, upload: upload.id, offset: firstCut, length: size - firstCut))
-            open.requests.append(doomed)  // open until the server is dead
-            try doomed.send(bytes[firstCut..<(firstCut + (8 << 20))])
+            let second = try await RawConnection.open(port: port)
+            doomed.withLock { $0 = second }
+            try await second.send(patchHead(port: port, token: token, release: release, upload: upload.id, offset: firstCut, length: size - firstCut))
+            try await second.send(bytes: Array(bytes[firstCut..<(firstCut + (8 << 20))]))
             // Killed while the second request's bytes are being written.
             var grown = false
             for _ in 0..<10_000_000 where !grown {
@@ -178,6 +142,7 @@ struct ArtifactKillTests {
             #expect(grown, "the server wrote none of the second request")
         }
         #expect(status == .signaled(SIGKILL))
+        await doomed.withLock { $0 }?.close()
         return try #require(ids.withLock { $0 })
     }
 }

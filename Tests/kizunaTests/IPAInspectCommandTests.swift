@@ -142,7 +142,7 @@ struct IPAInspectCommandTests {
     }
 
     static func run(_ arguments: [String]) async throws {
-        var command = try #require(try Kizuna.parseAsRoot(arguments) as? ReleaseInspectCommand)
+        let command = try #require(try Kizuna.parseAsRoot(arguments) as? ReleaseInspectCommand)
         try await command.run()
     }
 }

@@ -44,6 +44,7 @@ struct ReleaseCommandTests {
             let release = try await admin.release(app: "shop", "3.10.1")
             #expect(release.tag == "v3.10.1-4321" && release.channel == .testflight)
             #expect(release.artifacts.map(\.name) == ["Shop.xcarchive.zip"] && release.artifacts.first?.size == 2 << 20)
+            #expect(release.artifacts.first?.sha256 == (try FileDigest.sha256(of: archive)).sha256)
             let copy = work.appendingPathComponent("copy.zip")
             try await Self.kizuna(["release", "download", "3.10.1", "Shop.xcarchive.zip", "-o", copy.path], server: url, token: token)
             #expect(try Data(contentsOf: copy) == Data(contentsOf: archive))

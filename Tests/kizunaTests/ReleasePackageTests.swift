@@ -1,6 +1,7 @@
 import ArgumentParser
 import Crypto
 import Foundation
+import KizunaCore
 import Testing
 
 @testable import kizuna
@@ -51,9 +52,10 @@ struct ReleasePackageTests {
         #expect(parser.parse(), "metadata.xml is well-formed")
         #expect(fields.values["version"] == "software4.7" && fields.values["apple_id"] == "1234567890")
         #expect(fields.values["file_name"] == "Shop & Co.ipa" && fields.values["checksum_type"] == "md5")
-        #expect(fields.values["checksum"] == Insecure.MD5.hash(data: bytes).map { String(format: "%02x", $0) }.joined())
+        #expect(fields.values["checksum"] == hex(Insecure.MD5.hash(data: bytes)))
         #expect(fields.values["size"] == "300000")
 
-        #expect(throws: (any Error).self) { try Kizuna.parseAsRoot(["release", "package", "--ipa", ipa.path, "--apple-id", "id1"]) }
+        let refused = #expect(throws: (any Error).self) { try Kizuna.parseAsRoot(["release", "package", "--ipa", ipa.path, "--apple-id", "id1"]) }
+        #expect(refused.map { Kizuna.message(for: $0).contains("--apple-id") } == true, "\(refused.map { Kizuna.message(for: $0) } ?? "")")
     }
 }

@@ -73,7 +73,7 @@ extension AdminClient {
                 if failures >= attempts { throw KizunaError(.transport, "The server kept \(before) bytes and took no more.") }
             } catch  where Self.isWorthRetrying(error) && failures + 1 < attempts {
                 failures += 1
-                try? await Task.sleep(for: error.retryAfter.map { .seconds($0) } ?? .milliseconds(500 << failures))
+                await Self.pause(after: error, failures: failures)
                 upload = try await resync(app: app, release: release, upload, attempts: attempts - failures)
             }
             progress(upload.received, upload.size)
@@ -97,7 +97,7 @@ extension AdminClient {
                 return finished
             } catch  where Self.isWorthRetrying(error) && failures + 1 < max(1, attempts) {
                 failures += 1
-                try? await Task.sleep(for: error.retryAfter.map { .seconds($0) } ?? .milliseconds(500 << failures))
+                await Self.pause(after: error, failures: failures)
             }
         }
     }
@@ -180,6 +180,11 @@ extension AdminClient {
     static let chunkTimeout = Duration.seconds(600)
     /// The bytes asked for per ranged request.
     static let downloadChunk: Int64 = 16 << 20
+
+    /// Waits before try `failures + 1`: what the server asked for (`Retry-After`), else 1 s, 2 s, 4 s ….
+    private static func pause(after error: KizunaError, failures: Int) async {
+        try? await Task.sleep(for: error.retryAfter.map { .seconds($0) } ?? .milliseconds(500 << failures))
+    }
 
     static func isWorthRetrying(_ error: KizunaError) -> Bool {
         [.transport, .timeout, .unavailable, .storeUnavailable, .throttled, .rateLimited, .conflict].contains(error.code)

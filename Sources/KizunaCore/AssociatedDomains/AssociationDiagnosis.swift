@@ -82,11 +82,8 @@ public struct AssociationDiagnosis: Sendable, Hashable, Codable {
         self.checks = checks
     }
 
-    /// The worst finding, for the exit code.
-    public var worst: ReleaseCheck.Status? {
-        if checks.contains(where: { $0.status == .error }) { return .error }
-        return checks.contains { $0.status == .warning } ? .warning : nil
-    }
+    /// The worst finding, for the exit code (`--fail-on`), as ``IPAInspection/worst`` gives it.
+    public var worst: PrivateSelectors.Severity? { checks.compactMap(\.status.severity).max() }
 
     private static func judge(_ fetch: Fetch, into checks: inout [ReleaseCheck]) -> (Outcome, AppSiteAssociation?) {
         guard let status = fetch.status else {

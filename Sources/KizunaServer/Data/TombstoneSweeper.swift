@@ -23,21 +23,9 @@ struct TombstoneSweeper: Service {
     let logger: Logger
 
     func run() async throws {
-        let state = await cancelWhenGracefulShutdown { await readiness.settled() }
-        guard state == .ready else {
-            // A service that returns ends the whole group: a failed start-up leaves the server up (readiness reports
-            // why) until shutdown.
-            try? await gracefulShutdown()
-            return
-        }
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                let pruned = try await sweep(now: EpochMillis.now)
-                if pruned > 0 { logger.info("Deleted expired data tombstones", metadata: ["count": "\(pruned)"]) }
-            } catch {
-                logger.warning("Sweeping data tombstones failed; retrying at the next sweep", metadata: ["error": "\(error)"])
-            }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        await sweepPeriodically(readiness: readiness, every: interval, logger: logger, what: "Sweeping data tombstones") {
+            let pruned = try await sweep(now: EpochMillis.now)
+            if pruned > 0 { logger.info("Deleted expired data tombstones", metadata: ["count": "\(pruned)"]) }
         }
     }
 

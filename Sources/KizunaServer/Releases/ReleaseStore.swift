@@ -81,33 +81,33 @@ struct ReleaseStore: Sendable {
     /// What the blob store holds for `app`'s releases — artifacts and unfinished uploads — as a step that discards it,
     /// for once the app is gone (its rows go by cascade; a removal that fails leaves the bytes).
     func bytesToDiscard(app: String) async throws -> @Sendable () async -> Void {
+        try await bytesToDiscard(app: app, release: nil)
+    }
+
+    /// Removes a release, its artifacts' bytes and its unfinished uploads. - Returns: whether it existed.
+    func delete(app: String, id: String) async throws -> Bool {
+        let discard = try await bytesToDiscard(app: app, release: id)
+        let removed = try await database.transaction { db in
+            try await db.raw("DELETE FROM releases WHERE app_id = \(bind: app) AND id = \(bind: id) RETURNING id").first() != nil
+        }
+        await discard()
+        return removed
+    }
+
+    /// The bytes of `app`'s releases (one, or all when `release` is `nil`), read before their rows go.
+    private func bytesToDiscard(app: String, release: String?) async throws -> @Sendable () async -> Void {
+        let only: SQLQueryString = release.map { "AND r.id = \(bind: $0)" } ?? ""
         let keys = try await database.raw(
-            "SELECT a.blob FROM release_artifacts a JOIN releases r ON r.id = a.release_id WHERE r.app_id = \(bind: app)"
+            "SELECT a.blob FROM release_artifacts a JOIN releases r ON r.id = a.release_id WHERE r.app_id = \(bind: app) \(only)"
         ).all().map { try $0.decode(column: "blob", as: String.self) }
         let partials = try await database.raw(
-            "SELECT u.blob, u.partial FROM release_uploads u JOIN releases r ON r.id = u.release_id WHERE r.app_id = \(bind: app)"
+            "SELECT u.blob, u.partial FROM release_uploads u JOIN releases r ON r.id = u.release_id WHERE r.app_id = \(bind: app) \(only)"
         ).all().map { (try $0.decode(column: "blob", as: String.self), try ReleaseUploads.partial($0)) }
         let blobs = blobs
         return {
             for key in keys { try? await blobs.delete(key) }
             for (key, partial) in partials { try? await blobs.abortPartial(key, partial) }
         }
-    }
-
-    /// Removes a release, its artifacts' bytes and its unfinished uploads. - Returns: whether it existed.
-    func delete(app: String, id: String) async throws -> Bool {
-        let blobKeys = try await database.raw(
-            "SELECT a.blob FROM release_artifacts a JOIN releases r ON r.id = a.release_id WHERE r.app_id = \(bind: app) AND r.id = \(bind: id)"
-        ).all().map { try $0.decode(column: "blob", as: String.self) }
-        let partials = try await database.raw(
-            "SELECT u.blob, u.partial FROM release_uploads u JOIN releases r ON r.id = u.release_id WHERE r.app_id = \(bind: app) AND r.id = \(bind: id)"
-        ).all().map { (try $0.decode(column: "blob", as: String.self), try ReleaseUploads.partial($0)) }
-        let removed = try await database.transaction { db in
-            try await db.raw("DELETE FROM releases WHERE app_id = \(bind: app) AND id = \(bind: id) RETURNING id").first() != nil
-        }
-        for key in blobKeys { try? await blobs.delete(key) }
-        for (key, partial) in partials { try? await blobs.abortPartial(key, partial) }
-        return removed
     }
 
     /// Streams `body` into the blob store and attaches it to the release as `name`, replacing an artifact of that name.

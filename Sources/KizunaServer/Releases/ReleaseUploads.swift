@@ -14,7 +14,7 @@ struct ReleaseUploads: Sendable {
     let chunkSize: Int64
     /// The most an artifact may be, in bytes.
     let maxSize: Int64
-    /// Which uploads this process is writing, and the running checksums of those it wrote last.
+    /// This process's lease name, and the running checksums of the uploads it wrote last.
     let running = RunningUploads()
 
     /// How long an unfinished upload is kept after its last bytes.
@@ -72,8 +72,6 @@ struct ReleaseUploads: Sendable {
     func send<Body: AsyncSequence & Sendable>(
         app: String, release id: String, upload uploadId: String, offset: Int64, length: Int64? = nil, body: Body, logger: Logger
     ) async throws -> ArtifactUpload where Body.Element == ByteBuffer {
-        guard running.claim(uploadId) else { throw KizunaError(.conflict, "Another request is sending this upload now.", retryAfter: 1) }
-        defer { running.release(uploadId) }
         let lease = try await lease(app: app, release: id, upload: uploadId, offset: offset)
         return try await withLeaseRenewed(lease) {
             // More than the upload lacks, declared: refused before a byte is written.
@@ -307,32 +305,24 @@ struct ReleaseUploads: Sendable {
     }
 }
 
-/// The uploads this process is writing (one request at a time each), and the running checksum of each at the bytes it
-/// last kept, so a resumed upload is not read again to be checked.
+/// This process's name in the leases it takes (one writer per upload, across instances: ``ReleaseUploads``'s lease),
+/// and the running checksum of each upload at the bytes it last kept, so a resumed upload is not read again to be
+/// checked.
 final class RunningUploads: Sendable {
     /// This process, in the leases it takes.
     let processID = hex(randomBytes(6))
-    private let state = Mutex<(busy: Set<String>, hashers: [String: BlobHasher])>(([], [:]))
-
-    /// Marks `id` as being written. - Returns: false when it already is.
-    func claim(_ id: String) -> Bool {
-        state.withLock { $0.busy.insert(id).inserted }
-    }
-
-    func release(_ id: String) {
-        state.withLock { _ = $0.busy.remove(id) }
-    }
+    private let hashers = Mutex<[String: BlobHasher]>([:])
 
     /// The checksum of `id`'s first `received` bytes, if this process saw exactly those go by.
     func hasher(of id: String, at received: Int64) -> BlobHasher? {
-        state.withLock { state in state.hashers.removeValue(forKey: id).flatMap { $0.count == received ? $0 : nil } }
+        hashers.withLock { $0.removeValue(forKey: id).flatMap { $0.count == received ? $0 : nil } }
     }
 
     func keep(_ hasher: BlobHasher?, of id: String) {
-        state.withLock { $0.hashers[id] = hasher }
+        hashers.withLock { $0[id] = hasher }
     }
 
     func forget(_ id: String) {
-        state.withLock { _ = $0.hashers.removeValue(forKey: id) }
+        hashers.withLock { _ = $0.removeValue(forKey: id) }
     }
 }

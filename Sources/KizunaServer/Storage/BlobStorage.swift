@@ -18,7 +18,7 @@ public enum BlobStorage: Sendable, Hashable {
 
 /// An S3-compatible bucket, addressed path-style (`endpoint/bucket/key`) and signed with SigV4.
 public struct S3Settings: Sendable, Hashable, CustomStringConvertible {
-    /// `http(s)://host[:port]`, such as `https://s3.eu-west-1.amazonaws.com` or a MinIO server.
+    /// `http(s)://host[:port][/path]`, such as `https://s3.eu-west-1.amazonaws.com` or a MinIO server.
     public var endpoint: String
     public var bucket: String
     /// The region the signature is scoped to (`us-east-1` for most S3-compatible servers).

@@ -46,6 +46,25 @@ package protocol BlobStore: Sendable {
     func abortPartial(_ key: String, _ partial: PartialBlob) async throws
 }
 
+/// Reads `body` a buffer at a time into `each`, telling the two failures apart: `each` throwing (the store failing)
+/// propagates; the body failing (the client went away) ends the reading and is returned, for the caller to keep what
+/// arrived before it.
+func consume<Body: AsyncSequence>(
+    _ body: Body, _ each: (ByteBuffer) async throws -> Void
+) async throws -> (any Error)? where Body.Element == ByteBuffer {
+    var buffers = body.makeAsyncIterator()
+    while true {
+        let next: ByteBuffer?
+        do {
+            next = try await buffers.next()
+        } catch {
+            return error
+        }
+        guard let next else { return nil }
+        try await each(next)
+    }
+}
+
 /// Thrown by ``BlobStore/append(_:to:total:from:hashing:)`` when the store holds fewer bytes of a partial blob than
 /// were recorded (another writer cut it back): what it holds cannot be trusted.
 package struct PartialBlobLost: Error {}

@@ -117,17 +117,13 @@ package struct FileBlobStore: BlobStore {
             throw KizunaError(.internalError, "Could not resume a file in the blob store (errno \(errno)).")
         }
         var kept = partial
-        var failure: (any Error)?
-        do {
-            for try await buffer in body {
-                try Self.writeAll(buffer, to: descriptor)
-                hashing?.update(buffer)
-                kept.received += Int64(buffer.readableBytes)
-            }
-        } catch {
-            failure = error
+        let failure = try await consume(body) { buffer in
+            try Self.writeAll(buffer, to: descriptor)
+            hashing?.update(buffer)
+            kept.received += Int64(buffer.readableBytes)
         }
-        // Failing, nothing of this request is sure to be on disk: the next one starts where this one did.
+        // A write or this failing (the disk, not the client): nothing of this request is sure to be on disk, and the
+        // next one starts where this one did.
         try Self.flush(descriptor)
         return (kept, failure)
     }

@@ -28,7 +28,7 @@ struct ObjectStoreConnection: Sendable {
         guard let url = URLComponents(string: endpoint), let scheme = url.scheme, scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty
         else {
-            throw KizunaError(.validationFailed, "The S3 endpoint must be http(s)://host[:port], got '\(endpoint)'.", field: "blobS3Endpoint")
+            throw KizunaError(.validationFailed, "The S3 endpoint must be http(s)://host[:port][/path], got '\(endpoint)'.", field: "blobS3Endpoint")
         }
         self.host = host
         port = url.port ?? (scheme == "https" ? 443 : 80)

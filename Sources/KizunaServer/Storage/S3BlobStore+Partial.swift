@@ -19,26 +19,16 @@ extension S3BlobStore {
         }
         var kept = partial
         var pending = ByteBuffer()
-        var failure: (any Error)?
-        do {
-            do {
-                for try await var chunk in body {
-                    pending.writeBuffer(&chunk)
-                    while pending.readableBytes >= partSize, let part = pending.readSlice(length: partSize) {
-                        try await keep(part, key, in: &kept, hashing: &hashing)
-                        pending.discardReadBytes()
-                    }
-                }
-            } catch let error as StoreError {
-                throw error
-            } catch {
-                failure = error
+        let failure = try await consume(body) { chunk in
+            var chunk = chunk
+            pending.writeBuffer(&chunk)
+            while pending.readableBytes >= partSize, let part = pending.readSlice(length: partSize) {
+                try await keep(part, key, in: &kept, hashing: &hashing)
+                pending.discardReadBytes()
             }
-            if failure == nil, pending.readableBytes > 0, kept.received + Int64(pending.readableBytes) == total {
-                try await keep(pending, key, in: &kept, hashing: &hashing)
-            }
-        } catch let error as StoreError {
-            throw error.underlying
+        }
+        if failure == nil, pending.readableBytes > 0, kept.received + Int64(pending.readableBytes) == total {
+            try await keep(pending, key, in: &kept, hashing: &hashing)
         }
         return (kept, failure)
     }
@@ -63,20 +53,11 @@ extension S3BlobStore {
         try expect(try await send(.DELETE, key, query: [("uploadId", partial.token)]), [.noContent, .ok, .notFound], "AbortMultipartUpload")
     }
 
-    /// Uploads one part and counts it kept; a failure of the store (not of the body) is told apart by its wrapper.
+    /// Uploads one part and counts it kept.
     private func keep(_ part: ByteBuffer, _ key: String, in partial: inout PartialBlob, hashing: inout BlobHasher?) async throws {
-        let etag: String
-        do {
-            etag = try await uploadPart(key, upload: partial.token, number: partial.parts.count + 1, part)
-        } catch {
-            throw StoreError(underlying: error)
-        }
+        let etag = try await uploadPart(key, upload: partial.token, number: partial.parts.count + 1, part)
         hashing?.update(part)
         partial.parts.append(etag)
         partial.received += Int64(part.readableBytes)
-    }
-
-    private struct StoreError: Error {
-        var underlying: any Error
     }
 }

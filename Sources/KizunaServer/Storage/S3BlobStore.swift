@@ -53,7 +53,7 @@ package struct S3BlobStore: BlobStore {
                 try await expect(send(.PUT, key, body: pending), [.ok], "PutObject")
             }
         } catch {
-            if let upload { _ = try? await send(.DELETE, key, query: [("uploadId", upload)]) }
+            if let upload { try? await abortPartial(key, PartialBlob(token: upload)) }
             throw error
         }
         return hasher.finalize()
@@ -137,8 +137,8 @@ package struct S3BlobStore: BlobStore {
         let xml = "<CompleteMultipartUpload>\(parts.joined())</CompleteMultipartUpload>"
         let response = try await send(.POST, key, query: [("uploadId", upload)], body: ByteBuffer(string: xml), errorsIn200: true)
         // S3 may answer 200 and put the failure in the body.
-        if response.status == .ok, Self.element("Code", in: response.body) != nil {
-            throw KizunaError(.storeUnavailable, "The object store refused CompleteMultipartUpload (\(Self.element("Code", in: response.body)!)).")
+        if response.status == .ok, let code = Self.element("Code", in: response.body) {
+            throw KizunaError(.storeUnavailable, "The object store refused CompleteMultipartUpload (\(code)).")
         }
         try expect(response, [.ok], "CompleteMultipartUpload")
     }

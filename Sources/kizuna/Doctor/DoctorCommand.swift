@@ -53,13 +53,7 @@ struct AssociatedDomainsDoctor: AsyncParsableCommand {
     func run() async throws {
         let diagnosis = try await diagnose(.process)
         if output.json { try output.printJSON(diagnosis) } else { print(Self.report(diagnosis), terminator: "") }
-        let worst: PrivateSelectors.Severity? =
-            switch diagnosis.worst {
-            case .error: .error
-            case .warning: .warning
-            default: nil
-            }
-        if let worst, worst >= failOn { throw ExitCode.failure }
+        if let worst = diagnosis.worst, worst >= failOn { throw ExitCode.failure }
     }
 
     func diagnose(_ environment: Environment) async throws -> AssociationDiagnosis {

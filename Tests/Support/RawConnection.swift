@@ -4,7 +4,7 @@ import NIOPosix
 
 /// A plain TCP connection to a test server, for what an HTTP client will not send: half a header, broken chunked
 /// framing, a body cut short.
-final class RawConnection: Sendable {
+public final class RawConnection: Sendable {
     private let channel: any Channel
     private let inbound: AsyncStream<Result<ByteBuffer, any Error>>
 
@@ -46,7 +46,7 @@ final class RawConnection: Sendable {
     }
 
     /// Connects to `127.0.0.1:port`.
-    static func open(port: Int) async throws -> RawConnection {
+    public static func open(port: Int) async throws -> RawConnection {
         let (inbound, continuation) = AsyncStream.makeStream(of: Result<ByteBuffer, any Error>.self)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.allowRemoteHalfClosure, value: true)
@@ -59,23 +59,23 @@ final class RawConnection: Sendable {
     }
 
     /// Sends `text` as it is.
-    func send(_ text: String) async throws {
+    public func send(_ text: String) async throws {
         try await channel.writeAndFlush(ByteBuffer(string: text))
     }
 
     /// Sends `bytes` as they are.
-    func send(bytes: [UInt8]) async throws {
+    public func send(bytes: [UInt8]) async throws {
         try await channel.writeAndFlush(ByteBuffer(bytes: bytes))
     }
 
     /// Sends `text`, then closes the sending side (the server reads end-of-file after it).
-    func sendAndFinish(_ text: String) async throws {
+    public func sendAndFinish(_ text: String) async throws {
         try await send(text)
         try await channel.close(mode: .output)
     }
 
     /// Everything the server sends until it closes the connection.
-    func readUntilClosed() async throws -> String {
+    public func readUntilClosed() async throws -> String {
         var received = ""
         // A reset still counts as closed.
         for await case .success(let buffer) in inbound { received += String(buffer: buffer) }
@@ -83,7 +83,7 @@ final class RawConnection: Sendable {
     }
 
     /// The bytes of the first answer: reads until a full head and `Content-Length` body have arrived.
-    func readResponse() async throws -> String {
+    public func readResponse() async throws -> String {
         var received = ""
         for await result in inbound {
             received += String(buffer: try result.get())
@@ -99,7 +99,7 @@ final class RawConnection: Sendable {
     }
 
     /// The bytes received until `complete` says they are enough (or the connection closed).
-    func readBytes(until complete: ([UInt8]) -> Bool) async throws -> [UInt8] {
+    public func readBytes(until complete: ([UInt8]) -> Bool) async throws -> [UInt8] {
         var received: [UInt8] = []
         for await result in inbound {
             received += Array(buffer: try result.get())
@@ -109,7 +109,7 @@ final class RawConnection: Sendable {
     }
 
     /// Closes the connection.
-    func close() async {
+    public func close() async {
         try? await channel.close()
     }
 }
