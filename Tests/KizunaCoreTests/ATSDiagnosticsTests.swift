@@ -65,7 +65,7 @@ struct ATSDiagnosticsTests {
     @Test func aModernHostPassesByDefaultAndNeedsNoException() {
         let modern = Self.findings(versions: [.tls12, .tls13], forwardSecret: true, plainRSA: false)
         #expect(modern.result(.default).passed)
-        #expect(ATSDiagnostics.smallestException(modern) == .default)
+        #expect(ATSDiagnostics.smallestException(modern, host: "h") == [.init(domain: "h", configuration: .default)])
         let tls13 = ATSDiagnostics.sections(host: "h").flatMap(\.tests).map { modern.result($0.configuration).passed }
         #expect(tls13.allSatisfy { $0 })
     }
@@ -74,17 +74,58 @@ struct ATSDiagnosticsTests {
         let old = Self.findings(versions: [.tls10], forwardSecret: false, plainRSA: true)
         let failure = old.result(.default)
         #expect(!failure.passed && failure.code == -1200 && failure.streamCode == -9824)
-        #expect(ATSDiagnostics.smallestException(old) == ATSConfiguration(minimumTLSVersion: .tls10, requiresForwardSecrecy: false))
+        #expect(
+            ATSDiagnostics.smallestException(old, host: "h")
+                == [.init(domain: "h", configuration: ATSConfiguration(minimumTLSVersion: .tls10, requiresForwardSecrecy: false))])
         let plainRSA = Self.findings(versions: [.tls12], forwardSecret: false, plainRSA: true)
-        #expect(ATSDiagnostics.smallestException(plainRSA) == ATSConfiguration(requiresForwardSecrecy: false))
+        #expect(
+            ATSDiagnostics.smallestException(plainRSA, host: "h") == [
+                .init(domain: "h", configuration: ATSConfiguration(requiresForwardSecrecy: false))
+            ])
     }
 
     @Test func plainHTTPNeedsInsecureLoadsAndACertificateProblemNoException() {
         let cleartext = ATSFindings(cleartext: true)
         #expect(cleartext.result(.default).code == -1022)
-        #expect(ATSDiagnostics.smallestException(cleartext) == ATSConfiguration(allowsInsecureHTTPLoads: true))
+        #expect(
+            ATSDiagnostics.smallestException(cleartext, host: "h") == [
+                .init(domain: "h", configuration: ATSConfiguration(allowsInsecureHTTPLoads: true))
+            ])
         let expired = Self.findings(versions: [.tls12, .tls13], forwardSecret: true, plainRSA: false, certificate: ["it expired on 2020-02-01"])
-        #expect(ATSDiagnostics.smallestException(expired) == nil, "the fix is on the server")
+        #expect(ATSDiagnostics.smallestException(expired, host: "h") == nil, "the fix is on the server")
         #expect(expired.result(ATSConfiguration(allowsArbitraryLoads: true)).reason?.contains("expired") == true)
+    }
+
+    @Test func aRedirectToHTTPNeedsInsecureLoadsWhereItGoesAndNowhereElse() {
+        var sameHost = Self.findings(versions: [.tls12, .tls13], forwardSecret: true, plainRSA: false)
+        sameHost.cleartext = true
+        #expect(sameHost.result(.default).code == -1022, "the handshake passes; the redirect is blocked")
+        #expect(
+            ATSDiagnostics.smallestException(sameHost, host: "api.example.com")
+                == [.init(domain: "api.example.com", configuration: ATSConfiguration(allowsInsecureHTTPLoads: true))])
+        var elsewhere = Self.findings(versions: [.tls10], forwardSecret: false, plainRSA: true)
+        elsewhere.cleartext = true
+        elsewhere.cleartextHost = "cdn.example.com"
+        #expect(!elsewhere.result(ATSConfiguration(minimumTLSVersion: .tls10, requiresForwardSecrecy: false, allowsInsecureHTTPLoads: true)).passed)
+        let both = ATSDiagnostics.smallestException(elsewhere, host: "api.example.com")
+        #expect(
+            both == [
+                .init(domain: "api.example.com", configuration: ATSConfiguration(minimumTLSVersion: .tls10, requiresForwardSecrecy: false)),
+                .init(domain: "cdn.example.com", configuration: ATSConfiguration(allowsInsecureHTTPLoads: true)),
+            ])
+        #expect(
+            ATSDomainException.plistDescription(both ?? []) == """
+                {
+                    NSExceptionDomains =     {
+                        "api.example.com" =         {
+                            NSExceptionMinimumTLSVersion = "TLSv1.0";
+                            NSExceptionRequiresForwardSecrecy = false;
+                        };
+                        "cdn.example.com" =         {
+                            NSExceptionAllowsInsecureHTTPLoads = true;
+                        };
+                    };
+                }
+                """)
     }
 }

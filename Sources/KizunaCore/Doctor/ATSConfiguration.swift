@@ -66,49 +66,76 @@ public struct ATSConfiguration: Sendable, Hashable, Codable {
     }
 
     /// The ATS dictionary in old-style property-list syntax, as `nscurl --ats-diagnostics --verbose` prints it.
-    public func plistDescription(host: String) -> String {
-        if allowsArbitraryLoads { return "{\n    NSAllowsArbitraryLoads = true;\n}" }
-        let keys = exceptionKeys
-        guard !keys.isEmpty else { return "{\n}" }
-        var lines = ["{", "    NSExceptionDomains =     {", "        \(Self.quoted(host)) =         {"]
-        for (key, value) in keys {
-            let text =
-                switch value {
-                case .bool(let flag): flag ? "true" : "false"
-                case .string(let string): Self.quoted(string)
-                }
-            lines.append("            \(key) = \(text);")
+    public func plistDescription(host: String) -> String { ATSDomainException.plistDescription([.init(domain: host, configuration: self)]) }
+
+    /// The `NSAppTransportSecurity` entry to paste into Info.plist, as XML.
+    public func infoPlistXML(host: String) -> String { ATSDomainException.infoPlistXML([.init(domain: host, configuration: self)]) }
+
+    /// nscurl quotes a string that is not a plain word (a dot is enough).
+    static func quoted(_ text: String) -> String {
+        text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" } ? text : "\"\(text)\""
+    }
+
+    static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
+
+/// One domain's entry in `NSExceptionDomains` (or, when its configuration allows arbitrary loads, the app-wide key):
+/// what the smallest exception is made of. A load that redirects to another host's `http://` needs two.
+public struct ATSDomainException: Sendable, Hashable, Codable {
+    public var domain: String
+    public var configuration: ATSConfiguration
+
+    public init(domain: String, configuration: ATSConfiguration) {
+        self.domain = domain
+        self.configuration = configuration
+    }
+
+    /// The entries as one ATS dictionary in old-style property-list syntax, as nscurl prints it.
+    public static func plistDescription(_ exceptions: [ATSDomainException]) -> String {
+        if exceptions.contains(where: \.configuration.allowsArbitraryLoads) { return "{\n    NSAllowsArbitraryLoads = true;\n}" }
+        let domains = exceptions.filter { !$0.configuration.exceptionKeys.isEmpty }
+        guard !domains.isEmpty else { return "{\n}" }
+        var lines = ["{", "    NSExceptionDomains =     {"]
+        for exception in domains {
+            lines.append("        \(ATSConfiguration.quoted(exception.domain)) =         {")
+            for (key, value) in exception.configuration.exceptionKeys {
+                let text =
+                    switch value {
+                    case .bool(let flag): flag ? "true" : "false"
+                    case .string(let string): ATSConfiguration.quoted(string)
+                    }
+                lines.append("            \(key) = \(text);")
+            }
+            lines.append("        };")
         }
-        lines += ["        };", "    };", "}"]
+        lines += ["    };", "}"]
         return lines.joined(separator: "\n")
     }
 
     /// The `NSAppTransportSecurity` entry to paste into Info.plist, as XML.
-    public func infoPlistXML(host: String) -> String {
+    public static func infoPlistXML(_ exceptions: [ATSDomainException]) -> String {
         var lines = ["<key>NSAppTransportSecurity</key>", "<dict>"]
-        if allowsArbitraryLoads {
+        let domains = exceptions.filter { !$0.configuration.exceptionKeys.isEmpty }
+        if exceptions.contains(where: \.configuration.allowsArbitraryLoads) {
             lines += ["    <key>NSAllowsArbitraryLoads</key>", "    <true/>"]
-        } else if !exceptionKeys.isEmpty {
-            lines += ["    <key>NSExceptionDomains</key>", "    <dict>", "        <key>\(Self.escaped(host))</key>", "        <dict>"]
-            for (key, value) in exceptionKeys {
-                lines.append("            <key>\(key)</key>")
-                switch value {
-                case .bool(let flag): lines.append(flag ? "            <true/>" : "            <false/>")
-                case .string(let string): lines.append("            <string>\(Self.escaped(string))</string>")
+        } else if !domains.isEmpty {
+            lines += ["    <key>NSExceptionDomains</key>", "    <dict>"]
+            for exception in domains {
+                lines += ["        <key>\(ATSConfiguration.escaped(exception.domain))</key>", "        <dict>"]
+                for (key, value) in exception.configuration.exceptionKeys {
+                    lines.append("            <key>\(key)</key>")
+                    switch value {
+                    case .bool(let flag): lines.append(flag ? "            <true/>" : "            <false/>")
+                    case .string(let string): lines.append("            <string>\(ATSConfiguration.escaped(string))</string>")
+                    }
                 }
+                lines.append("        </dict>")
             }
-            lines += ["        </dict>", "    </dict>"]
+            lines.append("    </dict>")
         }
         lines.append("</dict>")
         return lines.joined(separator: "\n")
-    }
-
-    /// nscurl quotes a string that is not a plain word (a dot is enough).
-    private static func quoted(_ text: String) -> String {
-        text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" } ? text : "\"\(text)\""
-    }
-
-    private static func escaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 }

@@ -24,17 +24,27 @@ public struct ATSFindings: Sendable, Hashable, Codable {
         }
     }
 
-    /// The URL is `http://`, or redirects to one.
+    /// The load reaches an `http://` URL: it is one, or it redirects to one.
     public var cleartext: Bool
+    /// The host of that `http://` URL when it is not the host probed (a redirect elsewhere).
+    public var cleartextHost: String?
     public var handshakes: [Handshake]
     /// What iOS refuses in every configuration, `NSAllowsArbitraryLoads` included (iOS 13 and later): an untrusted
     /// or expired certificate, a name not in its SAN, an RSA key under 2048 bits, a SHA-1 signature.
     public var certificateProblems: [String]
+    /// What may fail on a device but the probe cannot settle (Certificate Transparency delivered outside the
+    /// certificate, Apple's root store against Debian's).
+    public var certificateNotes: [String]
 
-    public init(cleartext: Bool = false, handshakes: [Handshake] = [], certificateProblems: [String] = []) {
+    public init(
+        cleartext: Bool = false, cleartextHost: String? = nil, handshakes: [Handshake] = [], certificateProblems: [String] = [],
+        certificateNotes: [String] = []
+    ) {
         self.cleartext = cleartext
+        self.cleartextHost = cleartextHost
         self.handshakes = handshakes
         self.certificateProblems = certificateProblems
+        self.certificateNotes = certificateNotes
     }
 
     /// The client profiles the configurations need probed: every minimum version, with and without forward secrecy.
@@ -42,27 +52,32 @@ public struct ATSFindings: Sendable, Hashable, Codable {
         [(version, true), (version, false)]
     }
 
-    /// How a load under `configuration` ends: as `URLSession` would, with its error code when it fails.
+    /// How a load ends under `configuration` (its exception keys for the host probed), as `URLSession` would end
+    /// it, with the error code when it fails. The TLS handshake comes first; a redirect to `http://` is met after.
     public func result(_ configuration: ATSConfiguration) -> ATSResult {
-        if cleartext {
-            return configuration.effectiveInsecureHTTP
-                ? .pass
-                : ATSResult(
-                    passed: false, code: -1022, streamCode: nil,
-                    reason: "the load is plain http://, which ATS allows only with NSExceptionAllowsInsecureHTTPLoads for the domain")
-        }
         if let problem = certificateProblems.first {
             return ATSResult(passed: false, code: -1200, streamCode: -9802, reason: "the certificate: \(problem); no ATS exception changes that")
         }
-        let wanted = configuration.effectiveMinimumTLSVersion
-        let forwardSecrecy = configuration.effectiveForwardSecrecy
-        guard let handshake = handshakes.first(where: { $0.minimum == wanted && $0.forwardSecrecy == forwardSecrecy }) else {
-            return ATSResult(passed: false, code: nil, streamCode: nil, reason: "not probed")
+        if !handshakes.isEmpty {
+            let wanted = configuration.effectiveMinimumTLSVersion
+            let forwardSecrecy = configuration.effectiveForwardSecrecy
+            guard let handshake = handshakes.first(where: { $0.minimum == wanted && $0.forwardSecrecy == forwardSecrecy }) else {
+                return ATSResult(passed: false, code: nil, streamCode: nil, reason: "not probed")
+            }
+            guard handshake.negotiated != nil else {
+                let offered = "TLS \(wanted.rawValue.dropFirst(4)) to 1.3\(forwardSecrecy ? " with forward-secret suites only" : "")"
+                return ATSResult(
+                    passed: false, code: -1200, streamCode: -9824, reason: "no handshake offering \(offered): \(handshake.failure ?? "refused")")
+            }
         }
-        guard handshake.negotiated != nil else {
-            let offered = "TLS \(wanted.rawValue.dropFirst(4)) to 1.3\(forwardSecrecy ? " with forward-secret suites only" : "")"
-            return ATSResult(
-                passed: false, code: -1200, streamCode: -9824, reason: "no handshake offering \(offered): \(handshake.failure ?? "refused")")
+        if cleartext {
+            let allowed = cleartextHost == nil ? configuration.effectiveInsecureHTTP : configuration.allowsArbitraryLoads
+            if !allowed {
+                let which = cleartextHost.map { "a redirect to http://\($0)" } ?? "the load is plain http://"
+                return ATSResult(
+                    passed: false, code: -1022, streamCode: nil,
+                    reason: "\(which), which ATS allows only with NSExceptionAllowsInsecureHTTPLoads for that domain")
+            }
         }
         return .pass
     }
@@ -148,9 +163,20 @@ public enum ATSDiagnostics {
         return list + [ATSConfiguration(allowsArbitraryLoads: true)]
     }()
 
-    /// The least configuration under which the load passes: the default when it needs none; `nil` when none
-    /// passes (the certificate is the problem, and the fix is on the server).
-    public static func smallestException(_ findings: ATSFindings) -> ATSConfiguration? {
-        candidates.first { findings.result($0).passed }
+    /// The least exception under which the load passes, per domain: the host probed with its default
+    /// configuration when it needs none; `nil` when none passes (the certificate is the problem, and the fix is on
+    /// the server).
+    public static func smallestException(_ findings: ATSFindings, host: String) -> [ATSDomainException]? {
+        var secure = findings
+        secure.cleartext = false
+        guard let tls = candidates.first(where: { secure.result($0).passed }) else { return nil }
+        guard findings.cleartext, !tls.allowsArbitraryLoads else { return [ATSDomainException(domain: host, configuration: tls)] }
+        guard let other = findings.cleartextHost, other != host else {
+            var both = tls
+            both.allowsInsecureHTTPLoads = true
+            return [ATSDomainException(domain: host, configuration: both)]
+        }
+        let insecure = ATSDomainException(domain: other, configuration: ATSConfiguration(allowsInsecureHTTPLoads: true))
+        return tls.isDefault ? [insecure] : [ATSDomainException(domain: host, configuration: tls), insecure]
     }
 }

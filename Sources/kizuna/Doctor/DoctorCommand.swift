@@ -11,8 +11,10 @@ import KizunaCore
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check a server the way iOS will: its apple-app-site-association file.",
-        subcommands: [AssociatedDomainsDoctor.self]
+        abstract: "Check a server the way iOS will: App Transport Security, and its apple-app-site-association file.",
+        discussion: "kizuna doctor https://host runs the ATS diagnostics (kizuna doctor ats).",
+        subcommands: [ATSDoctor.self, AssociatedDomainsDoctor.self],
+        defaultSubcommand: ATSDoctor.self
     )
 }
 

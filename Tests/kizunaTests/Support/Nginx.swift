@@ -13,8 +13,8 @@ enum Nginx {
     static let shouldRun = path != nil || ProcessInfo.processInfo.environment["CI"] == "true"
 
     /// Serves `root` while `body` runs, given the base URL; stops nginx after. `locations` go into the server block
-    /// (`location = /path { return 503; }`).
-    static func serve<R: Sendable>(_ root: URL, locations: String = "", _ body: (URL) async throws -> R) async throws -> R {
+    /// (`location = /path { return 503; }`); with `tls` (`ssl_certificate …; ssl_protocols …;`) it serves https.
+    static func serve<R: Sendable>(_ root: URL, locations: String = "", tls: String? = nil, _ body: (URL) async throws -> R) async throws -> R {
         let nginx = try #require(path, "nginx is not installed (apt-get install nginx)")
         let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-nginx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: prefix, withIntermediateDirectories: true)
@@ -23,13 +23,18 @@ enum Nginx {
         for _ in 0..<20 {
             let port = Int.random(in: 20_000..<32_000)
             let config = prefix.appendingPathComponent("nginx.conf")
-            try Self.config(root: root, prefix: prefix, port: port, locations: locations).write(to: config, atomically: true, encoding: .utf8)
+            try Self.config(root: root, prefix: prefix, port: port, locations: tls.map { "\($0) \(locations)" } ?? locations, ssl: tls != nil).write(
+                to: config, atomically: true, encoding: .utf8)
             let (value, _) = try await ServeProcess.run(["-p", prefix.path, "-c", config.path], executable: nginx) { process -> R? in
                 // The master starts its worker once it listens; an emergency (a taken port) ends the process instead.
-                guard await process.find({ $0.contains("start worker process") ? true : $0.contains("[emerg]") ? false : nil }) == true else {
+                let started = await process.find { $0.contains("start worker process") ? "" : $0.contains("[emerg]") ? $0 : nil }
+                guard started == "" else {
+                    // Another port is tried only when this one is taken; any other emergency (a certificate nginx
+                    // refuses) is the test's.
+                    try #require(started?.contains("bind()") ?? true, "nginx: \(started ?? "")")
                     return nil
                 }
-                let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
+                let url = try #require(URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)"))
                 let value = try await body(url)
                 await process.stop(.terminate)
                 return value
@@ -39,7 +44,7 @@ enum Nginx {
         throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "nginx could not listen on any port tried"])
     }
 
-    private static func config(root: URL, prefix: URL, port: Int, locations: String) -> String {
+    private static func config(root: URL, prefix: URL, port: Int, locations: String, ssl: Bool) -> String {
         """
         daemon off;
         worker_processes 1;
@@ -54,7 +59,7 @@ enum Nginx {
             uwsgi_temp_path \(prefix.path)/uwsgi;
             scgi_temp_path \(prefix.path)/scgi;
             types { application/json json; }
-            server { listen 127.0.0.1:\(port); root \(root.path); \(locations) }
+            server { listen 127.0.0.1:\(port)\(ssl ? " ssl" : ""); root \(root.path); \(locations) }
         }
         """
     }
