@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KizunaCore
+import Subprocess
 import Testing
 
 @testable import kizuna
@@ -85,5 +86,69 @@ struct DoctorATSTests {
             #expect(report.findings.certificateProblems == [])
         }
         #expect(report.defaultPasses == (sample.column.first == "P"))
+    }
+
+    /// The binary as CI runs it: nscurl's report on standard output, the exception to paste, and the exit code.
+    @Test(.enabled(if: TLSFixtures.shouldRun, "openssl and nginx are not installed (apt-get install nginx); .ci/run installs them"))
+    func theCommandPrintsNscurlsReportAndExitsForCI() async throws {
+        let fixtures = try await TLSFixtures.make(.init(key: .rsa(2048)))
+        defer { fixtures.remove() }
+        let certificate = "ssl_certificate \(fixtures.certificateFile.path); ssl_certificate_key \(fixtures.keyFile.path);"
+        func doctor(_ tls: String, _ extra: [String] = []) async throws -> (lines: [String], status: TerminationStatus) {
+            try await Nginx.serve(fixtures.directory, tls: "\(certificate) \(tls)") { base in
+                let port = try #require(base.port)
+                return try await Self.run(
+                    ["doctor", "https://\(Self.host):\(port)/", "--resolve", "\(Self.host):\(port):127.0.0.1", "--ca-file", fixtures.caFile.path]
+                        + extra)
+            }
+        }
+        let modern = try await doctor("ssl_protocols TLSv1.2 TLSv1.3;")
+        #expect(modern.status == .exited(0))
+        #expect(modern.lines.first == "Starting ATS Diagnostics")
+        #expect(modern.lines.filter { $0 == "Result : PASS" }.count == 16)
+        #expect(modern.lines.contains("None needed: the default configuration passes."))
+
+        let old = try await doctor("ssl_protocols TLSv1; ssl_ciphers AES128-SHA:@SECLEVEL=0;")
+        #expect(old.status == .exited(1), "the default configuration fails: CI goes red")
+        #expect(
+            old.lines.contains(
+                "Error : NSURLErrorDomain Code=-1200, _kCFStreamErrorCodeKey=-9824: no handshake offering TLS 1.2 to 1.3 with forward-secret suites only: the server refused the handshake with the alert protocol_version"
+            ), "\(old.lines.joined(separator: "\n"))")
+        let xml = old.lines.drop { $0 != "In Info.plist:" }.dropFirst().prefix { $0 != "---" }.joined(separator: "\n")
+        #expect(
+            xml == """
+                <key>NSAppTransportSecurity</key>
+                <dict>
+                    <key>NSExceptionDomains</key>
+                    <dict>
+                        <key>api.kizuna.test</key>
+                        <dict>
+                            <key>NSExceptionMinimumTLSVersion</key>
+                            <string>TLSv1.0</string>
+                            <key>NSExceptionRequiresForwardSecrecy</key>
+                            <false/>
+                        </dict>
+                    </dict>
+                </dict>
+                """)
+        #expect(old.lines.contains { $0.contains("ssl_protocols TLSv1.2 TLSv1.3;") }, "and the server setting that makes it unnecessary")
+
+        let json = try await doctor("ssl_protocols TLSv1.2; ssl_ciphers AES128-GCM-SHA256;", ["--json"])
+        let report = try WireFormat.decoder().decode(ATSReport.self, from: Data(json.lines.joined(separator: "\n").utf8))
+        #expect(report.smallestException == Self.only(ATSConfiguration(requiresForwardSecrecy: false)))
+        #expect(report.handshakes.first { $0.minimum == .tls12 && !$0.forwardSecrecy }?.cipherSuite == "TLS_RSA_WITH_AES_128_GCM_SHA256")
+
+        let nobody = try await Self.run(["doctor", "https://\(Self.host):1/", "--resolve", "\(Self.host):1:127.0.0.1"])
+        #expect(nobody.status == .exited(2))
+        #expect(nobody.lines.contains { $0.contains("could not connect to 127.0.0.1:1") }, "\(nobody.lines)")
+    }
+
+    /// `kizuna ARGUMENTS` to its end: its output's lines and how it ended.
+    static func run(_ arguments: [String]) async throws -> (lines: [String], status: TerminationStatus) {
+        let (lines, status) = try await ServeProcess.run(arguments) { process in
+            _ = await process.find { _ -> Bool? in nil }
+            return process.seen
+        }
+        return (lines, status)
     }
 }
