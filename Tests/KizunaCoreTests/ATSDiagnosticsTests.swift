@@ -15,10 +15,11 @@ struct ATSDiagnosticsTests {
                 guard let common, suites || common == .tls13 else {
                     return .init(
                         minimum: profile.minimum, forwardSecrecy: profile.forwardSecrecy, negotiated: nil,
-                        failure: common == nil ? "the server speaks none of these versions" : "the server shares no cipher suite")
+                        failure: common == nil ? "the server speaks none of these versions" : "the server shares no cipher suite",
+                        alert: common == nil ? "protocol_version" : "handshake_failure")
                 }
                 return .init(minimum: profile.minimum, forwardSecrecy: profile.forwardSecrecy, negotiated: common)
-            }, certificateProblems: certificate)
+            }, certificateProblems: certificate.map { ATSFindings.CertificateProblem(.expired, $0) })
     }
 
     @Test func nscurlsSequenceHasSixteenConfigurationsInItsOrder() {
@@ -73,7 +74,9 @@ struct ATSDiagnosticsTests {
     @Test func anOldHostNeedsExactlyTheVersionAndForwardSecrecyExceptions() {
         let old = Self.findings(versions: [.tls10], forwardSecret: false, plainRSA: true)
         let failure = old.result(.default)
-        #expect(!failure.passed && failure.code == -1200 && failure.streamCode == -9824)
+        #expect(!failure.passed && failure.code == -1200 && failure.streamCode == -9836, "the server refused TLS 1.2")
+        let noSuite = Self.findings(versions: [.tls12], forwardSecret: false, plainRSA: true).result(.default)
+        #expect(noSuite.code == -1200 && noSuite.streamCode == -9824, "the server found no suite")
         #expect(
             ATSDiagnostics.smallestException(old, host: "h")
                 == [.init(domain: "h", configuration: ATSConfiguration(minimumTLSVersion: .tls10, requiresForwardSecrecy: false))])

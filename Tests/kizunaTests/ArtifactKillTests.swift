@@ -78,7 +78,7 @@ struct ArtifactKillTests {
         #expect(Self.visibleBlobs(blobs).isEmpty, "no half object is visible: \(Self.visibleBlobs(blobs))")
         // A plain PUT's temporary file left by a crash long ago is swept once the restarted server is ready.
         let stale = blobs.appendingPathComponent(".tmp-crashed")
-        FileManager.default.createFile(atPath: stale.path, contents: Data([1, 2, 3]))
+        _ = FileManager.default.createFile(atPath: stale.path, contents: Data([1, 2, 3]))
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: stale.path)
 
         // Second life: the server knows what it recorded; `kizuna release upload` resumes from there.

@@ -30,7 +30,7 @@ struct ArtifactMemoryTests {
         let work = try ScratchDirectory.make("kizuna-rss")
         defer { try? FileManager.default.removeItem(at: work) }
         let file = work.appendingPathComponent("Big.xcarchive.zip")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
         let handle = try FileHandle(forWritingTo: file)
         let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 9) })
         for _ in 0..<(Self.size >> 20) { try handle.write(contentsOf: block) }

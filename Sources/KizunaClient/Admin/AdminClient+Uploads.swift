@@ -120,7 +120,7 @@ extension AdminClient {
         let path = try artifactPath(app, record.id, name)
         var sha256 = SHA256()
         do {
-            if !FileManager.default.fileExists(atPath: partial.path) { FileManager.default.createFile(atPath: partial.path, contents: nil) }
+            if !FileManager.default.fileExists(atPath: partial.path) { _ = FileManager.default.createFile(atPath: partial.path, contents: nil) }
             let handle = try FileHandle(forUpdating: partial)
             defer { try? handle.close() }
             // What an earlier run left is checked with the rest: read once here, hashed as the rest arrives.

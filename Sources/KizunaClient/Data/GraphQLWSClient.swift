@@ -102,7 +102,7 @@ actor GraphQLWSClient {
                 let delay = backoff.delay(attempt: attempt, random: Double.random(in: 0..<1))
                 reconnecting = Task {
                     try? await Task.sleep(for: delay)
-                    if !Task.isCancelled { await self.reconnectDue() }
+                    if !Task.isCancelled { self.reconnectDue() }
                 }
             case .state(let state):
                 for watcher in watchers.values { watcher.yield(state) }

@@ -12,15 +12,69 @@ public struct ATSFindings: Sendable, Hashable, Codable {
         public var cipherSuite: String?
         /// Why it failed, for a person: which version or suite the server wanted.
         public var failure: String?
+        /// The TLS alert the server refused with (RFC 8446 §6's name: `protocol_version`, `handshake_failure`).
+        public var alert: String?
 
         public init(
-            minimum: ATSTLSVersion, forwardSecrecy: Bool, negotiated: ATSTLSVersion?, cipherSuite: String? = nil, failure: String? = nil
+            minimum: ATSTLSVersion, forwardSecrecy: Bool, negotiated: ATSTLSVersion?, cipherSuite: String? = nil, failure: String? = nil,
+            alert: String? = nil
         ) {
             self.minimum = minimum
             self.forwardSecrecy = forwardSecrecy
             self.negotiated = negotiated
             self.cipherSuite = cipherSuite
             self.failure = failure
+            self.alert = alert
+        }
+
+        /// The `_kCFStreamErrorCodeKey` a failed handshake reports: -9836 when the server refused the version
+        /// (errSSLPeerProtocolVersion), -9824 when it found no suite (errSSLPeerHandshakeFail), -9801 otherwise
+        /// (errSSLNegotiation).
+        public var streamCode: Int {
+            switch alert {
+            case "protocol_version": -9836
+            case "handshake_failure", "insufficient_security": -9824
+            default: -9801
+            }
+        }
+    }
+
+    /// A certificate property iOS refuses, and how the refusal reaches the app.
+    public struct CertificateProblem: Sendable, Hashable, Codable, CustomStringConvertible {
+        public enum Kind: String, Sendable, Hashable, Codable {
+            /// Self-signed, or no chain to a trusted root.
+            case untrusted
+            case expired
+            case notYetValid
+            /// The host is not in the SAN.
+            case name
+            /// What iOS 13's rules refuse: a weak key, a SHA-1 signature, no serverAuth, too long a life.
+            case requirement
+        }
+
+        public var kind: Kind
+        public var message: String
+        public var description: String { message }
+
+        public init(_ kind: Kind, _ message: String) {
+            self.kind = kind
+            self.message = message
+        }
+
+        /// The `NSURLErrorDomain` code: -1201 for dates (NSURLErrorServerCertificateHasBadDate), -1202 otherwise
+        /// (NSURLErrorServerCertificateUntrusted).
+        public var code: Int { kind == .expired || kind == .notYetValid ? -1201 : -1202 }
+
+        /// The `_kCFStreamErrorCodeKey`: errSSLNoRootCert (-9813), errSSLCertExpired (-9814), errSSLCertNotYetValid
+        /// (-9815), errSSLHostNameMismatch (-9843); `nil` for the iOS 13 rules, which fail trust evaluation itself.
+        public var streamCode: Int? {
+            switch kind {
+            case .untrusted: -9813
+            case .expired: -9814
+            case .notYetValid: -9815
+            case .name: -9843
+            case .requirement: nil
+            }
         }
     }
 
@@ -31,13 +85,13 @@ public struct ATSFindings: Sendable, Hashable, Codable {
     public var handshakes: [Handshake]
     /// What iOS refuses in every configuration, `NSAllowsArbitraryLoads` included (iOS 13 and later): an untrusted
     /// or expired certificate, a name not in its SAN, an RSA key under 2048 bits, a SHA-1 signature.
-    public var certificateProblems: [String]
+    public var certificateProblems: [CertificateProblem]
     /// What may fail on a device but the probe cannot settle (Certificate Transparency delivered outside the
     /// certificate, Apple's root store against Debian's).
     public var certificateNotes: [String]
 
     public init(
-        cleartext: Bool = false, cleartextHost: String? = nil, handshakes: [Handshake] = [], certificateProblems: [String] = [],
+        cleartext: Bool = false, cleartextHost: String? = nil, handshakes: [Handshake] = [], certificateProblems: [CertificateProblem] = [],
         certificateNotes: [String] = []
     ) {
         self.cleartext = cleartext
@@ -56,7 +110,9 @@ public struct ATSFindings: Sendable, Hashable, Codable {
     /// it, with the error code when it fails. The TLS handshake comes first; a redirect to `http://` is met after.
     public func result(_ configuration: ATSConfiguration) -> ATSResult {
         if let problem = certificateProblems.first {
-            return ATSResult(passed: false, code: -1200, streamCode: -9802, reason: "the certificate: \(problem); no ATS exception changes that")
+            return ATSResult(
+                passed: false, code: problem.code, streamCode: problem.streamCode,
+                reason: "the certificate: \(problem); no ATS exception changes that")
         }
         if !handshakes.isEmpty {
             let wanted = configuration.effectiveMinimumTLSVersion
@@ -67,7 +123,8 @@ public struct ATSFindings: Sendable, Hashable, Codable {
             guard handshake.negotiated != nil else {
                 let offered = "TLS \(wanted.rawValue.dropFirst(4)) to 1.3\(forwardSecrecy ? " with forward-secret suites only" : "")"
                 return ATSResult(
-                    passed: false, code: -1200, streamCode: -9824, reason: "no handshake offering \(offered): \(handshake.failure ?? "refused")")
+                    passed: false, code: -1200, streamCode: handshake.streamCode,
+                    reason: "no handshake offering \(offered): \(handshake.failure ?? "refused")")
             }
         }
         if cleartext {
@@ -87,9 +144,10 @@ public struct ATSFindings: Sendable, Hashable, Codable {
 public struct ATSResult: Sendable, Hashable, Codable {
     public var passed: Bool
     /// The `NSURLErrorDomain` code an app sees: -1022 (a secure connection is required), -1200 (the secure
-    /// connection failed).
+    /// connection failed), -1201 or -1202 (the certificate).
     public var code: Int?
-    /// The `_kCFStreamErrorCodeKey` beside it (-9824 no shared version or suite, -9802 a certificate iOS refuses).
+    /// The `_kCFStreamErrorCodeKey` beside it: the handshake's (`Handshake.streamCode`) or the certificate's
+    /// (`CertificateProblem.streamCode`).
     public var streamCode: Int?
     /// Why, for a person.
     public var reason: String?

@@ -109,9 +109,11 @@ package struct FileBlobStore: BlobStore {
         guard descriptor >= 0 else { throw KizunaError(.notFound, "The upload's bytes are gone from the blob store.") }
         defer { close(descriptor) }
         // Fewer bytes than recorded: another writer cut the file back, and what it holds cannot be trusted.
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw KizunaError(.internalError, "Could not read a file in the blob store.") }
-        guard Int64(status.st_size) >= partial.received else { throw PartialBlobLost() }
+        // (Its size by seeking to its end: Glibc's `stat` struct is not visible to release builds under
+        // MemberImportVisibility.)
+        let size = lseek(descriptor, 0, SEEK_END)
+        guard size >= 0 else { throw KizunaError(.internalError, "Could not read a file in the blob store.") }
+        guard Int64(size) >= partial.received else { throw PartialBlobLost() }
         // Bytes a crash left past what was recorded are written again.
         guard ftruncate(descriptor, off_t(partial.received)) == 0, lseek(descriptor, off_t(partial.received), SEEK_SET) >= 0 else {
             throw KizunaError(.internalError, "Could not resume a file in the blob store (errno \(errno)).")

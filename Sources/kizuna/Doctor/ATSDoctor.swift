@@ -89,7 +89,7 @@ struct ATSDoctor: AsyncParsableCommand {
         report.handshakes = zip(ATSFindings.profiles, outcomes).map { profile, outcome in
             ATSFindings.Handshake(
                 minimum: profile.minimum, forwardSecrecy: profile.forwardSecrecy, negotiated: outcome.version,
-                cipherSuite: outcome.cipherSuite.map(ServerHelloReader.name), failure: outcome.failure)
+                cipherSuite: outcome.cipherSuite.map(ServerHelloReader.name), failure: outcome.failure, alert: outcome.alert)
         }
         report.findings.handshakes = report.handshakes
         // The chain and the answer from the handshake most like an app's: the default's, else the widest.

@@ -52,7 +52,7 @@ struct ATSReport: Codable, Sendable {
         var fixes: [String] = []
         if !findings.certificateProblems.isEmpty {
             fixes.append(
-                "Replace the certificate: \(findings.certificateProblems.joined(separator: "; ")). Issue one for the name, with a 2048-bit RSA or P-256 key, signed with SHA-256, serverAuth in its extendedKeyUsage, from a CA iOS trusts (Let's Encrypt's certificates meet every rule)."
+                "Replace the certificate: \(findings.certificateProblems.map(\.message).joined(separator: "; ")). Issue one for the name, with a 2048-bit RSA or P-256 key, signed with SHA-256, serverAuth in its extendedKeyUsage, from a CA iOS trusts (Let's Encrypt's certificates meet every rule)."
             )
         }
         func passes(_ minimum: ATSTLSVersion, _ forwardSecrecy: Bool) -> Bool {

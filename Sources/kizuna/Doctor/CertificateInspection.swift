@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KizunaCore
 import NIOSSL
 import SwiftASN1
 @_spi(DisableValidityCheck) import X509
@@ -22,7 +23,7 @@ struct CertificateInspection: Sendable {
 
     var certificates: [Summary] = []
     /// Fails every configuration.
-    var problems: [String] = []
+    var problems: [ATSFindings.CertificateProblem] = []
     /// May fail on a device; the probe cannot tell.
     var notes: [String] = []
 
@@ -39,7 +40,7 @@ struct CertificateInspection: Sendable {
     ) async -> CertificateInspection {
         var inspection = CertificateInspection()
         guard !chain.isEmpty else {
-            inspection.problems.append("the server sent no certificate")
+            inspection.problems.append(.init(.untrusted, "the server sent no certificate"))
             return inspection
         }
         var parsed: [Certificate] = []
@@ -51,11 +52,11 @@ struct CertificateInspection: Sendable {
                 // in iOS's terms.
                 let which = index == 0 ? "the leaf" : "issuer \(index)"
                 if let bits = weakRSABits(der), bits < 2048 {
-                    inspection.problems.append("\(which)'s RSA key is \(bits) bits; iOS requires 2048 or more")
+                    inspection.problems.append(.init(.requirement, "\(which)'s RSA key is \(bits) bits; iOS requires 2048 or more"))
                 } else if let digest = weakDigest(der) {
-                    inspection.problems.append("\(which) is signed with \(digest); iOS requires a SHA-2 signature")
+                    inspection.problems.append(.init(.requirement, "\(which) is signed with \(digest); iOS requires a SHA-2 signature"))
                 } else {
-                    inspection.problems.append("\(which) could not be read: \(error)")
+                    inspection.problems.append(.init(.untrusted, "\(which) could not be read: \(error)"))
                 }
                 return inspection
             }
@@ -84,36 +85,40 @@ struct CertificateInspection: Sendable {
         for (index, certificate) in validated.enumerated() {
             let selfSigned = certificate.subject == certificate.issuer
             let which = index == 0 ? "the leaf" : selfSigned ? "the root" : "issuer \(certificate.subject)"
-            if let weakness = keyWeakness(certificate.publicKey) { inspection.problems.append("\(which)'s \(weakness)") }
+            if let weakness = keyWeakness(certificate.publicKey) { inspection.problems.append(.init(.requirement, "\(which)'s \(weakness)")) }
             if !selfSigned, certificate.signatureAlgorithm == .sha1WithRSAEncryption {
                 // (swift-certificates reads no other SHA-1 or MD5 signature: those are caught by `weakDigest`.)
-                inspection.problems.append("\(which) is signed with SHA-1; iOS requires a SHA-2 signature")
+                inspection.problems.append(.init(.requirement, "\(which) is signed with SHA-1; iOS requires a SHA-2 signature"))
             }
         }
-        if let untrusted { inspection.problems.append(untrusted) }
+        if let untrusted { inspection.problems.append(.init(.untrusted, untrusted)) }
         for (index, certificate) in validated.enumerated() {
             let which = index == 0 ? "the leaf" : certificate.subject == certificate.issuer ? "the root" : "issuer \(certificate.subject)"
             if now > certificate.notValidAfter {
-                inspection.problems.append("\(which) expired on \(certificate.notValidAfter.formatted(.iso8601))")
+                inspection.problems.append(.init(.expired, "\(which) expired on \(certificate.notValidAfter.formatted(.iso8601))"))
             } else if now < certificate.notValidBefore {
-                inspection.problems.append("\(which) is not valid until \(certificate.notValidBefore.formatted(.iso8601))")
+                inspection.problems.append(.init(.notYetValid, "\(which) is not valid until \(certificate.notValidBefore.formatted(.iso8601))"))
             }
         }
 
-        if let problem = nameProblem(leaf, host: host) { inspection.problems.append(problem) }
+        if let problem = nameProblem(leaf, host: host) { inspection.problems.append(.init(.name, problem)) }
         if leaf.notValidBefore >= iOS13Rules {
             let usages = (try? leaf.extensions.extendedKeyUsage).flatMap { $0 }
             if usages?.contains(.serverAuth) != true {
                 inspection.problems.append(
-                    usages == nil
-                        ? "it has no extendedKeyUsage; iOS requires one with serverAuth in certificates issued since 2019-07-01"
-                        : "its extendedKeyUsage lacks serverAuth")
+                    .init(
+                        .requirement,
+                        usages == nil
+                            ? "it has no extendedKeyUsage; iOS requires one with serverAuth in certificates issued since 2019-07-01"
+                            : "its extendedKeyUsage lacks serverAuth"))
             }
             let days = Int(leaf.notValidAfter.timeIntervalSince(leaf.notValidBefore) / 86_400)
             if days > 825 {
-                inspection.problems.append("it is valid for \(days) days; iOS allows at most 825 for certificates issued since 2019-07-01")
+                inspection.problems.append(
+                    .init(.requirement, "it is valid for \(days) days; iOS allows at most 825 for certificates issued since 2019-07-01"))
             } else if days > 398, publicRoot, leaf.notValidBefore >= lifetimeRule {
-                inspection.problems.append("it is valid for \(days) days; iOS allows a publicly trusted one at most 398 since 2020-09-01")
+                inspection.problems.append(
+                    .init(.requirement, "it is valid for \(days) days; iOS allows a publicly trusted one at most 398 since 2020-09-01"))
             }
         }
         if publicRoot, leaf.notValidBefore >= transparencyRule, leaf.extensions[oid: sctList] == nil {

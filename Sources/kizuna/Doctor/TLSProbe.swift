@@ -41,6 +41,8 @@ struct TLSProbe: Sendable {
         var chain: [[UInt8]] = []
         /// Why the handshake failed, for a person; `nil` when it succeeded.
         var failure: String?
+        /// The alert the server refused with.
+        var alert: String?
         /// Set when the server could not be reached at all: no TCP connection, or no answer in time.
         var unreachable = false
         /// The answer to the GET: its status and `Location`.
@@ -133,6 +135,7 @@ private struct Recorded: Sendable {
         let hello = ServerHelloReader(wire)
         var outcome = TLSProbe.Outcome(version: version, cipherSuite: hello.cipherSuite, chain: chain)
         if !handshakeDone {
+            outcome.alert = hello.alert
             if let alert = hello.alert {
                 outcome.failure = "the server refused the handshake with the alert \(alert)"
             } else if let error {
