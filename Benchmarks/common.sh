@@ -7,8 +7,16 @@
 #   stop_kizuna / restart_kizuna      stop it (SIGTERM, waits for the exit), start it again with the same port, flags
 #                                     and store; $kizuna_pid is the running server's pid
 #   start_nginx PORT [directives…]    nginx (1 worker, no access log) serving $work/www as application/json
+#   start_http_peer PORT DIR          the bare Hummingbird app (HTTPPeer/) answering each file under DIR at its path
+#   compare_rounds ROUNDS SECONDS CONNECTIONS LUA LABEL=URL…
+#                                     wrk (one thread, on core 1) against each URL in turn, ROUNDS times over, the
+#                                     peers alternating; each label's per-round req/s and p99 go to $work/rounds/
+#   round_summary LABEL [REFERENCE]   "median req/s | median p99 ms" and, against REFERENCE, "| median ratio (per round)"
 #   rps OUTPUT / p99 OUTPUT           requests per second / 99th-percentile latency from wrk --latency output
 #   p99_ms OUTPUT                     the same latency as a number of milliseconds (wrk prints us, ms or s)
+# Every server started here runs on core 0 (BENCH_SERVER_CPU) and every load generator on core 1 (BENCH_LOAD_CPU):
+# this machine's CPU steal makes anything else noise. A server is started under taskset, so all its threads inherit
+# the core (taskset -p on a running process moves only its main thread).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 work=$(mktemp -d)
@@ -16,6 +24,8 @@ chmod 755 "$work"  # nginx workers run as an unprivileged user and must read the
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/www" "$work/nginx"
 
+server_cpu=${BENCH_SERVER_CPU:-0}
+load_cpu=${BENCH_LOAD_CPU:-1}
 command -v wrk >/dev/null && command -v nginx >/dev/null || { apt-get update -qq; apt-get install -y -qq wrk nginx >/dev/null; }
 # KIZUNA_BIN measures another build instead (an earlier commit's, for a before/after in the same conditions).
 if [ -n "${KIZUNA_BIN:-}" ]; then
@@ -38,7 +48,7 @@ start_kizuna() {
 }
 
 restart_kizuna() {
-    "$kizuna" serve --port "$kizuna_port" --data-dir "$work/data" --log-level ${KIZUNA_BENCH_LOG_LEVEL:-error} "${kizuna_flags[@]}" >>"$work/serve.out" 2>>"$work/serve.err" &
+    taskset -c "$server_cpu" "$kizuna" serve --port "$kizuna_port" --data-dir "$work/data" --log-level ${KIZUNA_BENCH_LOG_LEVEL:-error} "${kizuna_flags[@]}" >>"$work/serve.out" 2>>"$work/serve.err" &
     kizuna_pid=$!
     for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$kizuna_port/health/ready" >/dev/null && break; sleep 0.1; done
     if ! curl -sf "http://127.0.0.1:$kizuna_port/health/ready" >/dev/null; then
@@ -70,7 +80,7 @@ http {
     server { listen 127.0.0.1:$port; root $work/www; $* }
 }
 CONF
-    nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
+    taskset -c "$server_cpu" nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
     for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 }
 
@@ -78,4 +88,50 @@ rps() { awk '/Requests\/sec/ {print $2}' <<<"$1"; }
 p99() { awk '$1 == "99%" {print $2}' <<<"$1"; }
 p99_ms() {
     awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us$/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else { sub(/s$/, "", v); v *= 1000 }; print v }' <<<"$1"
+}
+
+# The bare Hummingbird peer, built in release mode here (or $HTTP_PEER_BIN).
+start_http_peer() {
+    local port=$1 dir=$2
+    if [ -z "${http_peer:-}" ]; then
+        if [ -n "${HTTP_PEER_BIN:-}" ]; then
+            http_peer=$HTTP_PEER_BIN
+        else
+            swift build -c release --package-path Benchmarks/HTTPPeer --product http-peer >/dev/null
+            http_peer=$(swift build -c release --package-path Benchmarks/HTTPPeer --show-bin-path)/http-peer
+        fi
+    fi
+    taskset -c "$server_cpu" "$http_peer" "$port" "$dir" >"$work/http-peer.out" 2>&1 &
+    http_peer_pid=$!
+    for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+}
+
+compare_rounds() {
+    local rounds=$1 seconds=$2 connections=$3 lua=$4
+    shift 4
+    mkdir -p "$work/rounds"
+    local pair label url out
+    for pair in "$@"; do : >"$work/rounds/${pair%%=*}.rps"; : >"$work/rounds/${pair%%=*}.p99"; done
+    for round in $(seq 1 "$rounds"); do
+        for pair in "$@"; do
+            label=${pair%%=*}
+            url=${pair#*=}
+            out=$(taskset -c "$load_cpu" wrk -t1 -c"$connections" -d"${seconds}s" --latency ${lua:+-s "$lua"} "$url")
+            echo "$out" >&2
+            rps "$out" >>"$work/rounds/$label.rps"
+            p99_ms "$out" >>"$work/rounds/$label.p99"
+            echo "round $round: $label $(rps "$out") req/s, p99 $(p99 "$out")" >&2
+        done
+    done
+}
+
+median_of() { sort -g "$1" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+round_summary() {
+    local label=$1 reference=${2:-}
+    printf '%.0f | %.2fms' "$(median_of "$work/rounds/$label.rps")" "$(median_of "$work/rounds/$label.p99")"
+    if [ -n "$reference" ]; then
+        paste "$work/rounds/$label.rps" "$work/rounds/$reference.rps" | awk '{ printf "%.3f\n", $1 / $2 }' >"$work/rounds/$label-$reference.ratio"
+        printf ' | %.2f (%s)' "$(median_of "$work/rounds/$label-$reference.ratio")" "$(xargs printf '%.2f ' <"$work/rounds/$label-$reference.ratio" | sed 's/ $//')"
+    fi
 }

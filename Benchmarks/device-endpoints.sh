@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# POST /v1/apps/{app}/config:fetch and gate:check on `kizuna serve` (release build, SQLite) under wrk, against
-# nginx serving the same response bytes as static files to the same POSTs, in the same run. The template has 20
+# POST /v1/apps/{app}/config:fetch and gate:check, and GET /health/live (the middleware stack alone), on `kizuna serve`
+# (release build, SQLite) against two peers answering the same requests with the same bytes in the same run: a bare
+# Hummingbird 2 app (HTTPPeer/: the framework with no middleware) and nginx serving static files. The template has 20
 # parameters and 6 conditions (versions, locale, percentage, attribute, weekly window, all/any/not).
-# The machine is shared (CPU steal comes and goes), so each route is measured in several rounds that alternate
-# kizuna and nginx; the row reports the medians and the median of the per-round ratios.
-# Prints one Markdown row per route for RESULTS.md.
-# Usage: bash Benchmarks/device-endpoints.sh [seconds-per-side-per-round] [connections] [rounds]
-duration=${1:-15}
+# Method (Benchmarks/common.sh): each server on core 0, wrk -t1 on core 1, the three peers alternating round by round;
+# medians, and per-round ratios against the bare app and nginx. Then the audience run: the same config:fetch with a
+# new install id on every request (ids from a wrk Lua counter) against one install id, alternating, with kizuna's RSS
+# before and after.
+# Prints Markdown rows for RESULTS.md.
+# Usage: bash Benchmarks/device-endpoints.sh [seconds-per-side-per-round] [connections] [rounds] [audience-seconds]
+duration=${1:-6}
 connections=${2:-64}
 rounds=${3:-5}
+audience_seconds=${4:-60}
 source "$(dirname "$0")/common.sh"
 kizuna_port=18092
 nginx_port=18093
+peer_port=18094
 # Throttling is per install and every wrk request comes from one install: lift the limit for the measurement.
 start_kizuna $kizuna_port --device-rate-limit 10000000
-
 python3 - >"$work/template.json" <<'PY'
 import json
 conditions = [
@@ -44,32 +48,59 @@ wrk.method = "POST"
 wrk.body = '$body'
 wrk.headers["Content-Type"] = "application/json"
 LUA
+# A new install id on every request: the device's body with a counter in it.
+cat >"$work/audience.lua" <<'LUA'
+counter = 0
+request = function()
+    counter = counter + 1
+    local body = string.format('{"appVersion":"3.9.2","buildNumber":"451","platform":"ios","osVersion":"17.5","locale":"ja-JP","country":"JP","installId":"install-%d","attributes":{"plan":"pro"}}', counter)
+    return wrk.format("POST", nil, { ["Content-Type"] = "application/json" }, body)
+end
+LUA
 
-# nginx serves the very bytes kizuna answers, with the same content type, to the same POST requests (static
-# files answer POST with 405; error_page turns that into the file with 200).
-mkdir -p "$work/www/v1/apps/bench-app"
+# nginx and the bare app serve the very bytes kizuna answers, with the same content type, to the same requests
+# (nginx's static files answer POST with 405; error_page turns that into the file with 200).
+mkdir -p "$work/www/v1/apps/bench-app" "$work/www/health"
 for route in config:fetch gate:check; do
     curl -sf -X POST -H 'Content-Type: application/json' -d "$body" "http://127.0.0.1:$kizuna_port/v1/apps/bench-app/$route" \
         >"$work/www/v1/apps/bench-app/$route"
 done
+curl -sf "http://127.0.0.1:$kizuna_port/health/live" >"$work/www/health/live"
 start_nginx $nginx_port 'error_page 405 =200 $uri;'
+start_http_peer $peer_port "$work/www"
 
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-for route in config:fetch gate:check; do
-    path=/v1/apps/bench-app/$route
-    cmp <(curl -sf -X POST -d "$body" "http://127.0.0.1:$nginx_port$path") \
-        <(curl -sf -X POST -H 'Content-Type: application/json' -d "$body" "http://127.0.0.1:$kizuna_port$path")
-    : >"$work/k"; : >"$work/n"; : >"$work/r"; : >"$work/kp"; : >"$work/np"
-    for _ in $(seq 1 "$rounds"); do
-        kizuna_out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency -s "$work/post.lua" "http://127.0.0.1:$kizuna_port$path")
-        nginx_out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency -s "$work/post.lua" "http://127.0.0.1:$nginx_port$path")
-        echo "$kizuna_out" >&2; echo "$nginx_out" >&2
-        k=$(rps "$kizuna_out"); n=$(rps "$nginx_out")
-        echo "$k" >>"$work/k"; echo "$n" >>"$work/n"; echo "$k / $n" | bc -l >>"$work/r"
-        p99_ms "$kizuna_out" >>"$work/kp"; p99_ms "$nginx_out" >>"$work/np"
-        echo "round: $route kizuna $k req/s, nginx $n req/s" >&2
+echo "| route | kizuna req/s | p99 | bare Hummingbird req/s | p99 | nginx req/s | p99 | kizuna / bare (per round) | kizuna / nginx (per round) | p99 kizuna / bare |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for route in v1/apps/bench-app/config:fetch v1/apps/bench-app/gate:check health/live; do
+    lua=$work/post.lua
+    [ "$route" = health/live ] && lua=""
+    for url in "http://127.0.0.1:$nginx_port/$route" "http://127.0.0.1:$peer_port/$route"; do
+        if [ -n "$lua" ]; then
+            cmp "$work/www/$route" <(curl -sf -X POST -H 'Content-Type: application/json' -d "$body" "$url")
+        else
+            cmp "$work/www/$route" <(curl -sf "$url")
+        fi
     done
-    printf '| %s | POST %s (%s B) | %s | %sms | %s | %sms | %.2f (%s) |\n' "$(date -u +%F)" "$route" "$(wc -c <"$work/www$path")" \
-        "$(median <"$work/k")" "$(median <"$work/kp")" "$(median <"$work/n")" "$(median <"$work/np")" "$(median <"$work/r")" \
-        "$(xargs printf '%.2f ' <"$work/r" | sed 's/ $//')"
+    compare_rounds "$rounds" "$duration" "$connections" "$lua" \
+        kizuna="http://127.0.0.1:$kizuna_port/$route" bare="http://127.0.0.1:$peer_port/$route" nginx="http://127.0.0.1:$nginx_port/$route"
+    k=$(round_summary kizuna bare)
+    kn=$(round_summary kizuna nginx)
+    p99_ratio=$(paste "$work/rounds/kizuna.p99" "$work/rounds/bare.p99" | awk '{ printf "%.3f\n", $1 / $2 }' >"$work/rounds/p99.ratio"; median_of "$work/rounds/p99.ratio")
+    printf '| %s %s (%s B) | %s | %s | %s | %s | %.2f |\n' "$([ -n "$lua" ] && echo POST || echo GET)" "/$route" "$(wc -c <"$work/www/$route")" \
+        "$(cut -d'|' -f1-2 <<<"$k")" "$(round_summary bare)" "$(round_summary nginx)" "$(cut -d'|' -f3 <<<"$k" | sed 's/^ //')" \
+        "$(cut -d'|' -f3 <<<"$kn" | sed 's/^ //')" "$p99_ratio"
 done
+
+# The audience: one install against a new one per request, alternating, two rounds each.
+rss() { awk '/VmRSS/ {print $2 / 1024}' "/proc/$kizuna_pid/status"; }
+rss_before=$(rss)
+compare_rounds 2 "$audience_seconds" "$connections" "$work/audience.lua" many="http://127.0.0.1:$kizuna_port/v1/apps/bench-app/config:fetch"
+many_requests=$(awk '{ s += $1 } END { printf "%.0f", s * '"$audience_seconds"' }' "$work/rounds/many.rps")
+cp "$work/rounds/many.rps" "$work/many.rps"; cp "$work/rounds/many.p99" "$work/many.p99"
+compare_rounds 2 "$audience_seconds" "$connections" "$work/post.lua" one="http://127.0.0.1:$kizuna_port/v1/apps/bench-app/config:fetch"
+cp "$work/many.rps" "$work/rounds/many.rps"; cp "$work/many.p99" "$work/rounds/many.p99"
+echo
+echo "| config:fetch audience | req/s | p99 | vs one install | distinct installs | RSS before → after |"
+echo "|---|---|---|---|---|---|"
+printf '| one install id | %s | 1.00 | 1 | |\n' "$(round_summary one)"
+printf '| a new install id per request | %s | %s | %.1f MB → %.1f MB |\n' "$(round_summary many one)" "$many_requests" "$rss_before" "$(rss)"

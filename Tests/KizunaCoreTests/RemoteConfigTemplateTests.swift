@@ -75,4 +75,33 @@ struct RemoteConfigTemplateTests {
         #expect(try RemoteConfigTemplate(parsing: ConditionTests.json(ok)).parameters.count == 2)
         #expect(RemoteConfigTemplate.empty.evaluate(try ConditionTests.context()).isEmpty)
     }
+
+    /// The outcomes a memo keys answers by decide the values: evaluating from them gives what the rule — the first
+    /// condition in template order that holds and that the parameter has a value for — gives, worked out here from
+    /// the published JSON alone; devices with equal outcomes get equal values.
+    @Test func valuesDependOnlyOnTheConditionOutcomes() throws {
+        let source = try ConditionTests.json(Self.template)
+        let template = try RemoteConfigTemplate(parsing: source)
+        var byOutcomes: [ConditionOutcomes: [String: JSONValue]] = [:]
+        for version in ["3.9", "3.10.0", "4.1"] {
+            for country in ["JP", "US"] {
+                for install in ["tester", "a", "b"] {
+                    let context = try ConditionTests.context(appVersion: version, country: country, installId: install)
+                    let outcomes = template.outcomes(context)
+                    let values = template.evaluate(outcomes)
+                    var expected: [String: JSONValue] = [:]
+                    for (key, parameter) in source["parameters"]?.objectValue ?? [:] {
+                        let conditional = parameter["conditionalValues"]?.objectValue ?? [:]
+                        let winner = template.conditions.first { conditional[$0.name] != nil && $0.condition.evaluate(context) }
+                        expected[key] = winner.flatMap { conditional[$0.name] } ?? parameter["default"]
+                    }
+                    #expect(values == expected, "\(version) \(country) \(install)")
+                    #expect(template.evaluate(context) == expected)
+                    if let earlier = byOutcomes[outcomes] { #expect(earlier == values) }
+                    byOutcomes[outcomes] = values
+                }
+            }
+        }
+        #expect(byOutcomes.count > 1 && byOutcomes.count < 18, "devices share answers: \(byOutcomes.count) of 18")
+    }
 }

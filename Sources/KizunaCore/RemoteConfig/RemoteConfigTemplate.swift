@@ -73,6 +73,8 @@ public struct RemoteConfigTemplate: Sendable {
     public let parameters: [String: Parameter]
     /// The template exactly as published.
     public let source: JSONValue
+    /// The indexes of the conditions some parameter has a value for, ascending: the only ones an answer depends on.
+    let referenced: [Int]
 
     /// An empty template: no conditions and no parameters.
     public static let empty = try! RemoteConfigTemplate(parsing: .object([:]))
@@ -94,6 +96,7 @@ public struct RemoteConfigTemplate: Sendable {
         self.conditions = conditions
         self.parameters = parameters
         self.source = source
+        referenced = Set(parameters.values.flatMap { $0.conditionalValues.map(\.index) }).sorted()
     }
 
     /// The valid conditions, and the names of all, valid or not.
@@ -197,15 +200,33 @@ public struct RemoteConfigTemplate: Sendable {
 
     /// The value of every parameter for `context`.
     public func evaluate(_ context: EvaluationContext) -> [String: JSONValue] {
-        var results: [Bool?] = Array(repeating: nil, count: conditions.count)
-        func holds(_ index: Int) -> Bool {
-            if let known = results[index] { return known }
-            let value = conditions[index].condition.evaluate(context)
-            results[index] = value
-            return value
-        }
-        return parameters.mapValues { parameter in
-            parameter.conditionalValues.first { holds($0.index) }?.value ?? parameter.defaultValue
+        evaluate(outcomes(context))
+    }
+
+    /// Which conditions hold for `context`: each one some parameter has a value for, evaluated once. The values
+    /// depend on the device only through these, so two devices with the same outcomes get the same answer, and the
+    /// outcomes can key a memo of encoded answers for one template version.
+    public func outcomes(_ context: EvaluationContext) -> ConditionOutcomes {
+        var outcomes = ConditionOutcomes(count: conditions.count)
+        for index in referenced where conditions[index].condition.evaluate(context) { outcomes.set(index) }
+        return outcomes
+    }
+
+    /// The value of every parameter when the conditions hold as `outcomes` says.
+    public func evaluate(_ outcomes: ConditionOutcomes) -> [String: JSONValue] {
+        parameters.mapValues { parameter in
+            parameter.conditionalValues.first { outcomes[$0.index] }?.value ?? parameter.defaultValue
         }
     }
+}
+
+/// Which of a template's conditions hold, as bits by condition index.
+public struct ConditionOutcomes: Sendable, Hashable {
+    private var words: [UInt64]
+
+    init(count: Int) { words = Array(repeating: 0, count: (count + 63) / 64) }
+
+    mutating func set(_ index: Int) { words[index / 64] |= 1 << UInt64(index % 64) }
+
+    subscript(index: Int) -> Bool { words[index / 64] & (1 << UInt64(index % 64)) != 0 }
 }

@@ -16,12 +16,16 @@ struct DeviceController: Sendable {
         v1.post("/apps/{app}/gate:check", use: checkGate)
     }
 
-    /// The config values this device gets, evaluated against the live template.
+    /// The config values this device gets, evaluated against the live template (or the answer already encoded for
+    /// a device whose conditions come out the same).
     @Sendable func fetchConfig(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         let (app, body, evaluation) = try await prepare(request, context)
         let config = try await live.config(app, atLeast: body.knownVersion)
-        let result = ConfigValues(version: config.version, values: config.value.evaluate(evaluation))
-        return try Self.conditional(result, version: config.version, request: request)
+        let outcomes = config.value.outcomes(evaluation)
+        let answer = try config.answers.answer(outcomes, version: config.version) {
+            Array(try Self.encoder.encode(ConfigValues(version: config.version, values: config.value.evaluate(outcomes))))
+        }
+        return Self.conditional(answer, request: request)
     }
 
     /// The gate's decision for this device, with the policy (as the device may see it) to decide offline later.
@@ -30,8 +34,14 @@ struct DeviceController: Sendable {
         let gate = try await live.gate(app, atLeast: body.knownVersion)
         let storeURL = gate.app.storeURL
         let decision = gate.value.decide(evaluation, policyVersion: gate.version, storeURL: storeURL)
-        let result = GateCheck(decision: decision, policy: gate.value.source(visibleTo: body.device.installId), storeURL: storeURL)
-        return try Self.conditional(result, version: gate.version, request: request)
+        let installId = body.device.installId
+        let tester = installId.flatMap { gate.value.maintenance?.allowInstallIds.contains($0) == true ? $0 : nil }
+        let key = LiveDocuments.GateAnswerKey(decision: decision, tester: tester, storeURL: storeURL)
+        let answer = try gate.answers.answer(key, version: gate.version) {
+            let result = GateCheck(decision: decision, policy: gate.value.source(visibleTo: installId), storeURL: storeURL)
+            return Array(try Self.encoder.encode(result))
+        }
+        return Self.conditional(answer, request: request)
     }
 
     private func prepare(_ request: Request, _ context: KizunaRequestContext) async throws -> (String, DeviceRequest, EvaluationContext) {
@@ -43,18 +53,20 @@ struct DeviceController: Sendable {
 
     private static let encoder = WireFormat.canonicalEncoder()
 
-    /// The body with an ETag over its bytes, or 304 when `If-None-Match` names it.
-    private static func conditional(_ value: some Encodable, version: Int64, request: Request) throws -> Response {
-        let bytes = Array(try encoder.encode(value))
-        let digest = hex(Data(SHA256.hash(data: bytes).prefix(8)))
-        let etag = "\"\(version)-\(digest)\""
-        let headers: HTTPFields = [.eTag: etag, .cacheControl: "no-store"]
-        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag })
+    /// The body with its ETag, or 304 when `If-None-Match` names it.
+    private static func conditional<Key>(_ answer: AnswerMemo<Key>.Answer, request: Request) -> Response {
+        let headers: HTTPFields = [.eTag: answer.etag, .cacheControl: "no-store"]
+        if let match = request.headers[.ifNoneMatch],
+            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == answer.etag })
         {
             var response = Response.empty(.notModified)
             response.headers.append(contentsOf: headers)
             return response
         }
-        return .bytes(bytes, contentType: "application/json; charset=utf-8", headers: headers)
+        var response = Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(answer.body.readableBytes)],
+            body: .init(byteBuffer: answer.body))
+        response.headers.append(contentsOf: headers)
+        return response
     }
 }

@@ -9,24 +9,34 @@ import KizunaCore
 /// from another instance) asks for it and the cache reloads. A gate check that misses the cache reads the app and
 /// the policy, never the config template (often the largest document), and the other way round.
 final class LiveDocuments: Sendable {
-    /// A published document, parsed, with its version.
-    struct Live<Value: Sendable>: Sendable {
+    /// A published document, parsed, with its version and the device answers already encoded from it.
+    struct Live<Value: Sendable, Key: Hashable & Sendable>: Sendable {
         let app: AppRecord
         let version: Int64
         let value: Value
+        let answers: AnswerMemo<Key>
     }
 
-    private struct Parsed<Value: Sendable>: Sendable {
+    /// What a gate answer depends on besides the policy: the decision, the install when it is one of the policy's
+    /// maintenance testers (it sees its own id in the policy), and the app's store URL.
+    struct GateAnswerKey: Hashable, Sendable {
+        let decision: UpdateDecision
+        let tester: String?
+        let storeURL: String?
+    }
+
+    private struct Parsed<Value: Sendable, Key: Hashable & Sendable>: Sendable {
         let version: Int64
         let value: Value
+        let answers = AnswerMemo<Key>()
     }
 
     private let apps: any AppRepository
     private let documents: any DocumentRepository
     // Separate caches, so a gate publish leaves the cached template alone; an app change empties all three.
     private let records: FeedCache<AppRecord>
-    private let templates: FeedCache<Parsed<RemoteConfigTemplate>>
-    private let policies: FeedCache<Parsed<GatePolicy>>
+    private let templates: FeedCache<Parsed<RemoteConfigTemplate, ConditionOutcomes>>
+    private let policies: FeedCache<Parsed<GatePolicy, GateAnswerKey>>
 
     init(apps: any AppRepository, documents: any DocumentRepository, feed: ChangeFeed) {
         self.apps = apps
@@ -44,12 +54,12 @@ final class LiveDocuments: Sendable {
     }
 
     /// The live config template of `app`, reloaded when the cached one is older than `atLeast`.
-    func config(_ app: String, atLeast: Int64? = nil) async throws -> Live<RemoteConfigTemplate> {
+    func config(_ app: String, atLeast: Int64? = nil) async throws -> Live<RemoteConfigTemplate, ConditionOutcomes> {
         try await live(app, templates, kind: .config, atLeast: atLeast, parse: RemoteConfigTemplate.init(parsing:))
     }
 
     /// The live gate policy of `app`, reloaded when the cached one is older than `atLeast`.
-    func gate(_ app: String, atLeast: Int64? = nil) async throws -> Live<GatePolicy> {
+    func gate(_ app: String, atLeast: Int64? = nil) async throws -> Live<GatePolicy, GateAnswerKey> {
         try await live(app, policies, kind: .gate, atLeast: atLeast, parse: GatePolicy.init(parsing:))
     }
 
@@ -62,13 +72,13 @@ final class LiveDocuments: Sendable {
         return try await (config.version, gate.version)
     }
 
-    private func live<Value: Sendable>(
+    private func live<Value: Sendable, Key: Hashable & Sendable>(
         _ app: String,
-        _ cache: FeedCache<Parsed<Value>>,
+        _ cache: FeedCache<Parsed<Value, Key>>,
         kind: DocumentKind,
         atLeast: Int64?,
         parse: @escaping (JSONValue) throws -> Value
-    ) async throws -> Live<Value> {
+    ) async throws -> Live<Value, Key> {
         let record = try await records.value(app) {
             guard let found = try await apps.find(id: app) else { throw KizunaError.noSuchApp(app) }
             return found
@@ -77,6 +87,6 @@ final class LiveDocuments: Sendable {
             let document = try await documents.current(app: app, kind: kind)
             return Parsed(version: document.version, value: try parse(document.document))
         }
-        return Live(app: record, version: parsed.version, value: parsed.value)
+        return Live(app: record, version: parsed.version, value: parsed.value, answers: parsed.answers)
     }
 }

@@ -1,0 +1,23 @@
+// swift-tools-version:6.0
+// The HTTP benchmarks' framework floor (Benchmarks/device-endpoints.sh and the other HTTP comparisons): a bare
+// Hummingbird 2 application that answers every request on a path with the same bytes read from a file at start, with
+// no middleware — what the framework alone costs for a route like Kizuna's. Not part of the kizuna package; CI never
+// builds it.
+import PackageDescription
+
+let package = Package(
+    name: "http-peer",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "http-peer", targets: ["HTTPPeer"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0")
+    ],
+    targets: [
+        .executableTarget(
+            name: "HTTPPeer",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird")]
+        )
+    ]
+)
