@@ -81,7 +81,7 @@ struct ServerParts {
         )
 
         router = Router(context: KizunaRequestContext.self)
-        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: RequestMetricsMiddleware())
         router.add(middleware: RequestLogMiddleware())
         // Outside the error middleware, so error answers carry CORS headers too (a browser hides them otherwise).
         if !configuration.corsOrigins.isEmpty { router.add(middleware: AllowedOriginsMiddleware(origins: configuration.corsOrigins)) }

@@ -13,6 +13,12 @@ import NIOPosix
 /// - Throws: `store_too_new`, `unavailable` when another server holds the SQLite store, or an error opening it.
 public func runServer(configuration: KizunaConfiguration) async throws {
     let logger = Logger(label: "kizuna")
+    // One event loop per CPU this process may run on: NIO counts the machine's (or the cgroup's), so a server pinned
+    // to one core of two (taskset) ran two loops taking turns on it, each hop between them a context switch.
+    if let allowed = CPUAffinity.count(), allowed < System.coreCount {
+        NIOSingletons.groupLoopCountSuggestion = allowed
+        NIOSingletons.blockingPoolThreadCountSuggestion = max(allowed, 2)
+    }
     let onEventLoops = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
     if !onEventLoops { logger.debug("Swift concurrency stays on its default executor.") }
     var configuration = configuration

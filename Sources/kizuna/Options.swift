@@ -92,9 +92,11 @@ struct OutputOptions: ParsableArguments {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
-/// Sends logs to standard error at `level`, once per process.
-func bootstrapLogging(level: Logger.Level) {
+/// Sends logs to standard error at `level`, once per process; `buffered` (the server's) collects `info` and quieter
+/// lines for up to 100 ms (``BufferedStandardError``).
+func bootstrapLogging(level: Logger.Level, buffered: Bool = false) {
     LoggingSystem.bootstrap { label in
+        if buffered { return ServerLogHandler(label: label, level: level, metadataProvider: LoggingSystem.metadataProvider) }
         var handler = StreamLogHandler.standardError(label: label)
         handler.logLevel = level
         return handler

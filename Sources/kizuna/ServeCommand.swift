@@ -193,7 +193,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try configuration(.process)
-        bootstrapLogging(level: configuration.logLevel)
+        bootstrapLogging(level: configuration.logLevel, buffered: true)
         try await runServer(configuration: configuration)
     }
 }

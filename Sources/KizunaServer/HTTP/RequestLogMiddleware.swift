@@ -20,9 +20,17 @@ struct RequestLogMiddleware: RouterMiddleware {
             metadata: [
                 "http.route": "\(context.endpointPath ?? "-")",
                 "http.status": "\(response.status.code)",
-                "duration_ms": "\(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)",
+                "duration_ms": "\(Self.milliseconds(elapsed))",
             ]
         )
         return response
+    }
+
+    /// A duration as milliseconds with three decimals (`12.345`), in integers: `Double`'s description was a visible
+    /// part of a request's cost.
+    static func milliseconds(_ duration: Duration) -> String {
+        let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        let fraction = String(microseconds % 1000)
+        return "\(microseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
     }
 }

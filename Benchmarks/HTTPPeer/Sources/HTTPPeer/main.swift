@@ -4,20 +4,20 @@ import Hummingbird
 // http-peer PORT DIRECTORY: serves each file under DIRECTORY at its relative path, to GET and POST alike (a POST's
 // body is read and dropped, as a route that decodes it would read it), with the content type and bytes fixed at start.
 // Anything else is 404.
-let arguments = CommandLine.arguments
-guard arguments.count == 3, let port = Int(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: http-peer PORT DIRECTORY\n".utf8))
-    exit(64)
-}
-let root = URL(fileURLWithPath: arguments[2], isDirectory: true).standardizedFileURL
-var files: [String: ByteBuffer] = [:]
-if let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]) {
-    for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
-        let path = String(url.standardizedFileURL.path.dropFirst(root.path.count))
-        files[path] = ByteBuffer(bytes: try Data(contentsOf: url))
+
+/// Every regular file under `root`, by its path relative to it (`/v1/apps/bench-app/config:fetch`).
+func files(under root: URL) throws -> [String: ByteBuffer] {
+    var files: [String: ByteBuffer] = [:]
+    let base = root.standardizedFileURL.path
+    guard let walker = FileManager.default.enumerator(atPath: base) else { return files }
+    while let relative = walker.nextObject() as? String {
+        var isDirectory: ObjCBool = false
+        let path = base + "/" + relative
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+        files["/" + relative] = ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: path)))
     }
+    return files
 }
-let served = files
 
 struct Answer: ResponseGenerator {
     let bytes: ByteBuffer
@@ -28,13 +28,22 @@ struct Answer: ResponseGenerator {
     }
 }
 
-let router = Router()
-for (path, bytes) in served {
-    router.get(RouterPath(path)) { _, _ in Answer(bytes: bytes) }
-    router.post(RouterPath(path)) { request, _ in
-        _ = try await request.body.collect(upTo: 1 << 20)
-        return Answer(bytes: bytes)
+func serve(port: Int, files: [String: ByteBuffer]) async throws {
+    let router = Router()
+    for (path, bytes) in files {
+        router.get(RouterPath(path)) { _, _ in Answer(bytes: bytes) }
+        router.post(RouterPath(path)) { request, _ in
+            _ = try await request.body.collect(upTo: 1 << 20)
+            return Answer(bytes: bytes)
+        }
     }
+    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
+    try await app.runService()
 }
-let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
-try await app.runService()
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let port = Int(arguments[1]) else {
+    FileHandle.standardError.write(Data("usage: http-peer PORT DIRECTORY\n".utf8))
+    exit(64)
+}
+try await serve(port: port, files: try files(under: URL(fileURLWithPath: arguments[2], isDirectory: true)))
