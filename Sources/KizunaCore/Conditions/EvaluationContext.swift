@@ -18,10 +18,20 @@ public struct EvaluationContext: Sendable {
     ///
     /// - Throws: `validation_failed` naming every field (`$.appVersion`, `$.osVersion`, …) that does not parse.
     public init(device: DeviceContext, appId: String? = nil, now: Date = Date()) throws(KizunaError) {
+        // Every device request comes through here: a field's JSON path is made only when it does not parse.
         var reader = DocumentReader()
-        appVersion = reader.parse(.string(device.appVersion), at: .root["appVersion"], SemanticVersion.init(parsing:))
-        buildNumber = device.buildNumber.flatMap { reader.parse(.string($0), at: .root["buildNumber"], BuildNumber.init(parsing:)) }
-        osVersion = device.osVersion.flatMap { reader.parse(.string($0), at: .root["osVersion"], SemanticVersion.init(parsing:)) }
+        func parsed<Value>(_ text: String?, _ field: String, _ parse: (String) throws(VersionFormatError) -> Value) -> Value? {
+            guard let text else { return nil }
+            do {
+                return try parse(text)
+            } catch {
+                reader.problem(.root[field], error.description, code: "bad_version")
+                return nil
+            }
+        }
+        appVersion = parsed(device.appVersion, "appVersion", SemanticVersion.init(parsing:))
+        buildNumber = parsed(device.buildNumber, "buildNumber", BuildNumber.init(parsing:))
+        osVersion = parsed(device.osVersion, "osVersion", SemanticVersion.init(parsing:))
         try reader.throwIfFailed("The device context")
         (platform, self.appId, locale, country, installId, attributes, self.now) = Self.rest(of: device, appId: appId, now: now)
     }
