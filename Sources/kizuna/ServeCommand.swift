@@ -127,7 +127,11 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var batchSize: Int?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. Env: KIZUNA_LOG_LEVEL. Default: info.")
+    @Option(
+        name: .customLong("log-level"),
+        help:
+            "trace, debug, info, notice, warning, error or critical; info and quieter lines are written at least every 100 ms. Env: KIZUNA_LOG_LEVEL. Default: info."
+    )
     var logLevel: Logger.Level?
 
     func configuration(_ environment: Environment) throws -> KizunaConfiguration {
