@@ -45,7 +45,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
 
     private enum Pool: Sendable {
         case sqlite(EventLoopGroupConnectionPool<SQLiteStoreSource>)
-        case postgres(EventLoopGroupConnectionPool<PostgresConnectionSource>)
+        case postgres(EventLoopGroupConnectionPool<TimedPostgresConnectionSource>)
     }
 
     /// Opens the store, creating the SQLite file and its directory if needed.
@@ -100,7 +100,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
             postgresConfiguration = configuration.coreConfiguration
             pool = .postgres(
                 EventLoopGroupConnectionPool(
-                    source: PostgresConnectionSource(sqlConfiguration: configuration),
+                    source: TimedPostgresConnectionSource(base: PostgresConnectionSource(sqlConfiguration: configuration)),
                     maxConnectionsPerEventLoop: maxConnections,
                     pruneInterval: nil,
                     logger: logger,
