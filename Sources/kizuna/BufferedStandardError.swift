@@ -7,20 +7,16 @@ import Synchronization
     import Darwin
 #endif
 
-/// Standard error for `kizuna serve`'s log, written the way nginx writes its access log: `info` and quieter lines
+/// Standard error for `kizuna serve`'s log (``ServerLogHandler`` writes to it), written the way nginx writes its access log: `info` and quieter lines
 /// (one per request at the default level) collect in memory and go out together at least every 100 ms or per 64 KB,
 /// in one `write` each; `notice` and louder ones go out at once, with whatever waited before them. One line per
 /// request through swift-log's standard error — a locked `fwrite` and an `fflush`, so a syscall, per line — cost the
 /// device routes 12–17 % of their throughput.
 ///
 /// What waits is written when the process exits normally; a crash can lose at most the last 100 ms of request lines.
-struct BufferedStandardError: TextOutputStream, Sendable {
+enum BufferedStandardError {
     /// The one buffer behind every logger of the process.
     static let shared = Buffer()
-
-    mutating func write(_ string: String) {
-        Self.shared.append(string)
-    }
 
     final class Buffer: Sendable {
         private let pending = Mutex<[UInt8]>([])
@@ -38,8 +34,8 @@ struct BufferedStandardError: TextOutputStream, Sendable {
             atexit { BufferedStandardError.shared.flush() }
         }
 
-        func append(_ line: String) {
-            let urgent = Self.isUrgent(line)
+        /// Adds a line; an `urgent` one (`notice` or louder) is written at once, with what waited before it.
+        func append(_ line: String, urgent: Bool) {
             let ready: [UInt8]? = pending.withLock { pending in
                 pending.append(contentsOf: line.utf8)
                 guard urgent || pending.count >= Self.limit else { return nil }
@@ -57,13 +53,6 @@ struct BufferedStandardError: TextOutputStream, Sendable {
                 return pending
             }
             if let ready { Self.emit(ready) }
-        }
-
-        /// Whether the line is `notice` or louder: swift-log's format is "TIMESTAMP LEVEL LABEL: …".
-        static func isUrgent(_ line: String) -> Bool {
-            guard let space = line.utf8.firstIndex(of: UInt8(ascii: " ")) else { return true }
-            let level = line.utf8[line.utf8.index(after: space)...].prefix { $0 != UInt8(ascii: " ") }
-            return !["trace", "debug", "info"].contains { level.elementsEqual($0.utf8) }
         }
 
         private static func emit(_ bytes: [UInt8]) {

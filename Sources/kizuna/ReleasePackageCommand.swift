@@ -40,10 +40,10 @@ extension ReleaseCommand {
             """
             <?xml version="1.0" encoding="UTF-8"?>
             <package version="software4.7" xmlns="http://apple.com/itunes/importer">
-                <software_assets apple_id="\(escaped(appleId))">
+                <software_assets apple_id="\(appleId.xmlEscaped)">
                     <asset type="bundle">
                         <data_file>
-                            <file_name>\(escaped(fileName))</file_name>
+                            <file_name>\(fileName.xmlEscaped)</file_name>
                             <checksum type="md5">\(md5)</checksum>
                             <size>\(size)</size>
                         </data_file>
@@ -52,11 +52,6 @@ extension ReleaseCommand {
             </package>
 
             """
-        }
-
-        static func escaped(_ text: String) -> String {
-            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-                .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&apos;")
         }
     }
 }

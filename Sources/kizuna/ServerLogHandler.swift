@@ -45,8 +45,8 @@ struct ServerLogHandler: LogHandler {
             pretty = Self.prettify(merged)
         }
         BufferedStandardError.shared.append(
-            "\(Self.clock.now()) \(event.level)\(label.isEmpty ? "" : " ")\(label):\(pretty.map { " \($0)" } ?? "") [\(event.source)] \(event.message)\n"
-        )
+            "\(Self.clock.now()) \(event.level)\(label.isEmpty ? "" : " ")\(label):\(pretty.map { " \($0)" } ?? "") [\(event.source)] \(event.message)\n",
+            urgent: event.level > .info)
     }
 
     private static func prettify(_ metadata: Logger.Metadata) -> String? {

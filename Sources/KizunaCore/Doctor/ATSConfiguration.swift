@@ -76,9 +76,6 @@ public struct ATSConfiguration: Sendable, Hashable, Codable {
         text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" } ? text : "\"\(text)\""
     }
 
-    static func escaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-    }
 }
 
 /// One domain's entry in `NSExceptionDomains` (or, when its configuration allows arbitrary loads, the app-wide key):
@@ -123,12 +120,12 @@ public struct ATSDomainException: Sendable, Hashable, Codable {
         } else if !domains.isEmpty {
             lines += ["    <key>NSExceptionDomains</key>", "    <dict>"]
             for exception in domains {
-                lines += ["        <key>\(ATSConfiguration.escaped(exception.domain))</key>", "        <dict>"]
+                lines += ["        <key>\(exception.domain.xmlEscaped)</key>", "        <dict>"]
                 for (key, value) in exception.configuration.exceptionKeys {
                     lines.append("            <key>\(key)</key>")
                     switch value {
                     case .bool(let flag): lines.append(flag ? "            <true/>" : "            <false/>")
-                    case .string(let string): lines.append("            <string>\(ATSConfiguration.escaped(string))</string>")
+                    case .string(let string): lines.append("            <string>\(string.xmlEscaped)</string>")
                     }
                 }
                 lines.append("        </dict>")

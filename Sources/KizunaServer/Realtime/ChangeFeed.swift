@@ -1,5 +1,6 @@
 import KizunaCore
 import Logging
+import NIOPosix
 import PostgresNIO
 import SQLKit
 import ServiceLifecycle
@@ -291,56 +292,13 @@ package final class ChangeFeed: Service, Sendable {
         for cut in cuts { perform(cut) }
     }
 
-    /// How long a listener's connection may take to open, handshake included.
-    static let connectTimeout = Duration.seconds(10)
-
-    /// A new connection, or a timeout after ``connectTimeout``. PostgresNIO's own timeout covers only the TCP connect:
-    /// a handshake with a store that went away and came back (seen through a restarting proxy) once waited for ever,
-    /// and the listener with it, so the attempt is left behind (and closed should it ever finish) and tried again.
+    /// A new LISTEN connection, given the pool's deadline on its whole opening (``PostgresConnection/opened(within:on:what:logger:_:)``):
+    /// a handshake with a store that went away and came back once waited for ever, and the listener with it.
     private static func connect(_ configuration: PostgresConnection.Configuration, id: Int, logger: Logger) async throws -> PostgresConnection {
-        let (outcomes, outcome) = AsyncStream.makeStream(of: Result<PostgresConnection, any Error>?.self)
-        // Who has the connection: nobody yet, this function (delivered), or nobody ever (abandoned).
-        let handover = Mutex<Bool?>(nil)
-        let attempt = Task {
-            do {
-                let connection = try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
-                let delivered = handover.withLock { state in
-                    if state == false { return false }
-                    state = true
-                    return true
-                }
-                if delivered { outcome.yield(.success(connection)) } else { try? await connection.close() }
-            } catch {
-                outcome.yield(.failure(error))
-            }
-        }
-        let timer = Task {
-            try? await Task.sleep(for: connectTimeout)
-            outcome.yield(nil)
-        }
-        var first = outcomes.makeAsyncIterator()
-        var result = await first.next() ?? nil
-        timer.cancel()
-        if result == nil {
-            let gaveUp = handover.withLock { state in
-                if state == true { return false }
-                state = false
-                return true
-            }
-            guard gaveUp else {
-                // Connected just as the time ran out: the connection is on its way.
-                while let next = await first.next() {
-                    if let next {
-                        result = next
-                        break
-                    }
-                }
-                return try result!.get()
-            }
-            attempt.cancel()
-            throw KizunaError(.storeUnavailable, "Opening a LISTEN connection took longer than \(connectTimeout).")
-        }
-        return try result!.get()
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
+        return try await PostgresConnection.opened(within: .seconds(10), on: eventLoop, what: "a LISTEN connection", logger: logger) {
+            PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
+        }.get()
     }
 
     /// Holds a LISTEN connection for the life of the feed, reconnecting with back-off.

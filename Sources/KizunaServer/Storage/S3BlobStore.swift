@@ -132,7 +132,7 @@ package struct S3BlobStore: BlobStore {
 
     func completeMultipartUpload(_ key: String, upload: String, etags: [String]) async throws {
         let parts = etags.enumerated().map { index, etag in
-            "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(etag.replacingOccurrences(of: "\"", with: "&quot;"))</ETag></Part>"
+            "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(etag.xmlEscaped)</ETag></Part>"
         }
         let xml = "<CompleteMultipartUpload>\(parts.joined())</CompleteMultipartUpload>"
         let response = try await send(.POST, key, query: [("uploadId", upload)], body: ByteBuffer(string: xml), errorsIn200: true)

@@ -83,17 +83,16 @@ struct CertificateInspection: Sendable {
 
         // What the certificate is comes before whether it is trusted: a SHA-1 or 1024-bit chain is also untrusted.
         for (index, certificate) in validated.enumerated() {
-            let selfSigned = certificate.subject == certificate.issuer
-            let which = index == 0 ? "the leaf" : selfSigned ? "the root" : "issuer \(certificate.subject)"
+            let which = role(certificate, at: index)
             if let weakness = keyWeakness(certificate.publicKey) { inspection.problems.append(.init(.requirement, "\(which)'s \(weakness)")) }
-            if !selfSigned, certificate.signatureAlgorithm == .sha1WithRSAEncryption {
+            if certificate.subject != certificate.issuer, certificate.signatureAlgorithm == .sha1WithRSAEncryption {
                 // (swift-certificates reads no other SHA-1 or MD5 signature: those are caught by `weakDigest`.)
                 inspection.problems.append(.init(.requirement, "\(which) is signed with SHA-1; iOS requires a SHA-2 signature"))
             }
         }
         if let untrusted { inspection.problems.append(.init(.untrusted, untrusted)) }
         for (index, certificate) in validated.enumerated() {
-            let which = index == 0 ? "the leaf" : certificate.subject == certificate.issuer ? "the root" : "issuer \(certificate.subject)"
+            let which = role(certificate, at: index)
             if now > certificate.notValidAfter {
                 inspection.problems.append(.init(.expired, "\(which) expired on \(certificate.notValidAfter.formatted(.iso8601))"))
             } else if now < certificate.notValidBefore {
@@ -134,25 +133,28 @@ struct CertificateInspection: Sendable {
         return inspection
     }
 
+    /// How a problem names a certificate of the chain: the leaf, the root, or an issuer by its subject.
+    static func role(_ certificate: Certificate, at index: Int) -> String {
+        index == 0 ? "the leaf" : certificate.subject == certificate.issuer ? "the root" : "issuer \(certificate.subject)"
+    }
+
     /// The leaf's DNS names (or IP addresses) must name `host`: iOS reads the SAN and never the common name.
     static func nameProblem(_ leaf: Certificate, host: String) -> String? {
-        let names = (try? leaf.extensions.subjectAlternativeNames).flatMap { $0 } ?? SubjectAlternativeNames([])
-        var listed: [String] = []
-        for name in names {
-            switch name {
-            case .dnsName(let dns):
-                listed.append(dns)
-                if matches(dns, host: host) { return nil }
-            case .ipAddress(let octets):
-                let address = ipText(Array(octets.bytes))
-                listed.append(address)
-                if address == host { return nil }
-            default:
-                continue
-            }
-        }
+        let listed = names(leaf)
+        if listed.contains(where: { matches($0, host: host) }) { return nil }
         guard !listed.isEmpty else { return "it has no subjectAltName; iOS ignores the common name, so the name \(host) must be in the SAN" }
         return "the name \(host) is not in its subjectAltName (\(listed.joined(separator: ", ")))"
+    }
+
+    /// The DNS names and IP addresses in a certificate's subjectAltName.
+    static func names(_ certificate: Certificate) -> [String] {
+        ((try? certificate.extensions.subjectAlternativeNames).flatMap { $0 } ?? SubjectAlternativeNames([])).compactMap { name in
+            switch name {
+            case .dnsName(let dns): dns
+            case .ipAddress(let octets): ipText(Array(octets.bytes))
+            default: nil
+            }
+        }
     }
 
     /// RFC 6125 §6.4.3 as iOS applies it: a wildcard stands for exactly one whole left-most label.
@@ -202,12 +204,6 @@ struct CertificateInspection: Sendable {
     ]
 
     static func summary(_ certificate: Certificate) -> Summary {
-        let names = ((try? certificate.extensions.subjectAlternativeNames).flatMap { $0 } ?? SubjectAlternativeNames([])).compactMap {
-            name -> String? in
-            if case .dnsName(let dns) = name { return dns }
-            if case .ipAddress(let octets) = name { return ipText(Array(octets.bytes)) }
-            return nil
-        }
         let key: String =
             if let rsa = _RSA.Signing.PublicKey(certificate.publicKey) {
                 "RSA \(rsa.keySizeInBits)"
@@ -223,6 +219,6 @@ struct CertificateInspection: Sendable {
         return Summary(
             subject: "\(certificate.subject)", issuer: "\(certificate.issuer)", key: key,
             signature: "\(certificate.signatureAlgorithm)".replacingOccurrences(of: "SignatureAlgorithm.", with: ""),
-            notBefore: certificate.notValidBefore, notAfter: certificate.notValidAfter, names: names)
+            notBefore: certificate.notValidBefore, notAfter: certificate.notValidAfter, names: names(certificate))
     }
 }
