@@ -64,4 +64,14 @@ struct RemoteConfigDecodingTests {
         // Without the strategy the snake_case key is simply not the property's: the optional stays nil.
         #expect(try config.decode(UserDTO.self, forKey: "profile").favoriteColor == nil)
     }
+
+    /// The README's example: a string parameter read as a `Date` by a decoder with the app's date strategy.
+    @Test func aConfiguredDecoderReadsADateParameter() throws {
+        let config = try Self.config(["saleEndsAt": "2026-01-01T00:00:00Z"])
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        #expect(try config.decode(Date.self, forKey: "saleEndsAt", decoder: decoder) == Date(timeIntervalSince1970: 1_767_225_600))
+        let plain = #expect(throws: KizunaError.self) { try config.decode(Date.self, forKey: "saleEndsAt") }
+        #expect(plain?.code == .validationFailed && plain?.field == "saleEndsAt")
+    }
 }

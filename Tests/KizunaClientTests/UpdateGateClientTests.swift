@@ -1,6 +1,5 @@
 import Foundation
 import KizunaCore
-import KizunaTestSupport
 import Testing
 
 @testable import KizunaClient
@@ -109,25 +108,23 @@ struct UpdateGateClientTests {
 @Suite("UpdateGate presents once per launch")
 struct UpdateGatePresentationTests {
     @Test func concurrentChecksShareOneRequestAndOnlyOnePresents() async throws {
-        try await LiveServer.run { server in
+        // Counted by the server, not by connection: two requests on one keep-alive connection would count two.
+        let gateChecks = RequestTally("POST /v1/apps/shop/gate:check ")
+        try await LiveServer.run(configure: { gateChecks.observe(&$0) }) { server in
             try await server.createShop()
             try await server.publish(.gate, #"{"minimumVersion":"2.0"}"#)
-            let proxy = try await TCPProxy.start(to: "127.0.0.1", port: server.port)
-            defer { Task { await proxy.cut() } }
-            let app = try KizunaApp(
-                server: try #require(URL(string: "http://127.0.0.1:\(proxy.port)")), appId: "shop", directory: LiveServer.temporaryDirectory(),
-                device: DeviceContext(appVersion: "1.0"))
-            let gate = UpdateGate(app: app)
+            let gate = UpdateGate(app: try server.app(version: "1.0"))
 
             async let firstScreen = gate.check()
             async let becameActive = gate.check()
             let answers = try await [firstScreen, becameActive]
-            #expect(proxy.acceptedCount == 1, "one request for both calls")
+            #expect(gateChecks.count == 1, "one request for both calls")
             #expect(answers.allSatisfy { $0.decision.action == .require && $0.source == .server })
             #expect(answers.filter(\.shouldPresent).count == 1, "one alert, not two")
 
             // Still in front: the same decision is not presented again.
             #expect(try await gate.check().shouldPresent == false)
+            #expect(gateChecks.count == 2, "a later check is a request of its own")
             // Back from the background (UIKit's notification, or the call): presented again.
             NotificationCenter.default.post(name: Notification.Name("UIApplicationDidEnterBackgroundNotification"), object: nil)
             #expect(try await gate.check().shouldPresent == true)

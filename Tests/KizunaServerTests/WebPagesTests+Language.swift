@@ -60,6 +60,57 @@ extension WebPagesTests {
         }
     }
 
+    /// The change-password and reset-password forms, whose words the test above leaves out: title, labels, hint,
+    /// button and link in the reader's language, and none of the other language's.
+    @Test func passwordFormsFollowAcceptLanguage() async throws {
+        try await AccountsTests.withServer { server in
+            let created = try await server.send(
+                .post, "/account/sign-up", headers: Self.form, authorized: false, body: "identifier=mio%40example.com&password=correct+horse+battery")
+            #expect(created.status == .seeOther)
+            let (name, value, _) = AccountsTests.parseCookie(try #require(created.headers[values: .setCookie].first))
+            let grant = try await server.send(.post, "/v1/admin/users/mio@example.com/password-reset").decode(PasswordResetGrant.self)
+
+            // Fetches both forms under `acceptLanguage`: each must say what `change` and `reset` list, and nothing in `absent`.
+            func check(_ acceptLanguage: String, language: String, change: [String], reset: [String], absent: [String]) async throws {
+                let changePage = try await server.send(
+                    .get, "/account/change-password", headers: [.cookie: "\(name)=\(value)", .acceptLanguage: acceptLanguage], authorized: false)
+                let resetPage = try await server.send(.get, grant.url, headers: [.acceptLanguage: acceptLanguage], authorized: false)
+                for (form, page, expected) in [("change password", changePage, change), ("reset password", resetPage, reset)] {
+                    #expect(page.status == .ok && page.text.contains(#"<html lang="\#(language)">"#), "\(form), \(acceptLanguage)")
+                    for text in expected { #expect(page.text.contains(text), "\(form), \(acceptLanguage): \(text)") }
+                    for text in absent { #expect(!page.text.contains(text), "\(form), \(acceptLanguage), not: \(text)") }
+                }
+            }
+
+            try await check(
+                "en", language: "en",
+                change: [
+                    "<title>Change password</title>", #"<label for="currentPassword">Current password</label>"#,
+                    #"<label for="newPassword">New password</label>"#, #"<p class="hint" id="newPassword-hint">At least 10 characters.</p>"#,
+                    #"<button type="submit">Change password</button>"#, #"<a href="/account">Back to your account</a>"#,
+                ],
+                reset: [
+                    "<title>Choose a new password</title>", #"<label for="username">Email or username</label>"#,
+                    #"<label for="newPassword">New password</label>"#, #"<p class="hint" id="newPassword-hint">At least 10 characters.</p>"#,
+                    #"<button type="submit">Set password</button>"#,
+                ],
+                absent: ["パスワード", "10文字以上"])
+            try await check(
+                "ja-JP,en;q=0.5", language: "ja",
+                change: [
+                    "<title>パスワードを変更</title>", #"<label for="currentPassword">現在のパスワード</label>"#,
+                    #"<label for="newPassword">新しいパスワード</label>"#, #"<p class="hint" id="newPassword-hint">10文字以上。</p>"#,
+                    #"<button type="submit">パスワードを変更</button>"#, #"<a href="/account">アカウントに戻る</a>"#,
+                ],
+                reset: [
+                    "<title>新しいパスワードを設定</title>", #"<label for="username">メールアドレスまたはユーザー名</label>"#,
+                    #"<label for="newPassword">新しいパスワード</label>"#, #"<p class="hint" id="newPassword-hint">10文字以上。</p>"#,
+                    #"<button type="submit">パスワードを設定</button>"#,
+                ],
+                absent: ["Change password", "Current password", "New password", "At least 10", "Set password", "Back to your account"])
+        }
+    }
+
     @Test func resetPageNamesTheAccountForPasswordManagers() async throws {
         try await AccountsTests.withServer { server in
             _ = try await AccountsTests.signUp(server, "mio@example.com")

@@ -12,11 +12,14 @@ private func readmeInTheApp(present: (UpdateDecision) -> Void) async throws {
         server: URL(string: "https://api.example.com")!, appId: "shop",
         directory: support.appending(path: "Kizuna"), device: try .current())
 
-    let config = RemoteConfig(app: app, defaults: ["newCheckout": false, "limits": ["cart": "20"]])
+    let config = RemoteConfig(app: app, defaults: ["newCheckout": false, "limits": ["cart": "20"], "saleEndsAt": "2026-01-01T00:00:00Z"])
     _ = try? await config.fetchAndActivate(minimumInterval: .seconds(600))  // throws `throttled` with retryAfter, `timeout`, …
     let showsNewCheckout = config.bool(forKey: "newCheckout") ?? false
     struct LimitsDTO: Decodable { var cart: String }  // the wire shape: {"cart": "20"}
     let cartLimit = try config.decode(LimitsDTO.self, forKey: "limits") { Int($0.cart) ?? 20 }  // decode, then convert
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601  // `decoder:` takes yours, configured as your API client's (keys, dates)
+    let saleEndsAt = try config.decode(Date.self, forKey: "saleEndsAt", decoder: decoder)
 
     let gate = UpdateGate(app: app)
     if let decision = gate.current, decision.isBlocking { present(decision) }  // block at launch, before the network answers
@@ -26,7 +29,7 @@ private func readmeInTheApp(present: (UpdateDecision) -> Void) async throws {
     for try await _ in config.updates() { try await config.activate() }  // realtime, when you choose
     for try await check in gate.updates() where check.shouldPresent { present(check.decision) }
     // snippet end
-    _ = (showsNewCheckout, cartLimit)  // what the app goes on to use
+    _ = (showsNewCheckout, cartLimit, saleEndsAt)  // what the app goes on to use
 }
 
 // snippet: README.md#2
