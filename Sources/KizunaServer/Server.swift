@@ -6,9 +6,10 @@ import NIOPosix
 /// Runs the Kizuna server until SIGINT or SIGTERM, then drains requests and closes the store: what `kizuna serve`
 /// does once it has read its flags.
 ///
-/// Before building the server it moves Swift concurrency onto NIO's event loops (a request's handler then resumes
-/// on the thread that owns its connection instead of hopping to the global pool and back) and raises the
-/// open-file limit to its hard limit, lowering `maxConnections` when even that allows fewer connections.
+/// The server's tasks — every connection's and every background service's — prefer NIO's event loops as their
+/// executor (``EventLoopTaskExecutor``): a request's handler runs on the thread that owns its connection, from its
+/// first middleware to its answer, instead of hopping to the global pool and back. Before building the server it
+/// raises the open-file limit to its hard limit, lowering `maxConnections` when even that allows fewer connections.
 /// - Parameter configuration: What to serve and where the store lives.
 /// - Throws: `store_too_new`, `unavailable` when another server holds the SQLite store, or an error opening it.
 public func runServer(configuration: KizunaConfiguration) async throws {
@@ -19,8 +20,6 @@ public func runServer(configuration: KizunaConfiguration) async throws {
         NIOSingletons.groupLoopCountSuggestion = allowed
         NIOSingletons.blockingPoolThreadCountSuggestion = max(allowed, 2)
     }
-    let onEventLoops = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-    if !onEventLoops { logger.debug("Swift concurrency stays on its default executor.") }
     var configuration = configuration
     if let descriptors = OpenFileLimit.raise() {
         let cap = OpenFileLimit.connectionCap(configuration.maxConnections, limit: descriptors)
@@ -32,5 +31,11 @@ public func runServer(configuration: KizunaConfiguration) async throws {
         }
     }
     let app = try await buildApplication(configuration: configuration)
-    try await app.runService()
+    if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+        try await withTaskExecutorPreference(EventLoopTaskExecutor(group: NIOSingletons.posixEventLoopGroup)) {
+            try await app.runService()
+        }
+    } else {
+        try await app.runService()
+    }
 }

@@ -78,6 +78,26 @@ struct HTTPHardeningTests {
         }
     }
 
+    /// Answers are flushed at the end of the event loop's pass (`FlushCoalescer`): pipelined answers all arrive, and
+    /// an answer whose connection then closes is flushed before the close, never dropped.
+    @Test func pipelinedAndClosingRequestsEachGetTheirWholeAnswer() async throws {
+        try await withTestServer { server in
+            let port = try #require(server.client.port)
+            let pipelined = try await RawConnection.open(port: port)
+            let request = "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            try await pipelined.send(request + request + "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            let answers = try await pipelined.readUntilClosed()
+            #expect(answers.components(separatedBy: "HTTP/1.1 200").count - 1 == 3, "\(answers)")
+            #expect(answers.hasSuffix(#"{"status":"live"}"#))
+            for _ in 0..<5 {
+                let closing = try await RawConnection.open(port: port)
+                try await closing.send("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                let answer = try await closing.readUntilClosed()
+                #expect(answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix(#"{"status":"live"}"#), "\(answer)")
+            }
+        }
+    }
+
     /// Framing only a hand-made client sends; each must be a 400 in the standard shape, never a 500.
     static let malformed: [(name: String, request: String, finish: Bool)] = [
         ("chunk size not hex", "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", false),

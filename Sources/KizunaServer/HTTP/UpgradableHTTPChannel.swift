@@ -38,7 +38,7 @@ struct UpgradableHTTPChannel: ServerChildChannel {
             // Set before the connection's first read, which allocates the buffer.
             let reads = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: Self.initialReadBuffer, maximum: 65536)
             try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: reads)
-            try channel.pipeline.syncOperations.addHandler(limiter.handler())
+            try channel.pipeline.syncOperations.addHandlers(limiter.handler(), FlushCoalescer())
         }.flatMap {
             upgrading.setup(channel: channel, logger: logger)
         }.flatMapThrowing { value in
