@@ -13,7 +13,11 @@ public struct BuildNumber: Sendable, Hashable, Comparable, CustomStringConvertib
     /// - Throws: ``VersionFormatError`` naming the bad part.
     public init(parsing text: String) throws(VersionFormatError) {
         guard !text.isEmpty else { throw VersionFormatError(input: text, reason: "it is empty") }
-        components = try DottedNumbers.parse(Substring(text), kind: "a build number", input: text)
+        if let plain = DottedNumbers.plain(text.utf8) {
+            components = plain
+        } else {
+            components = try DottedNumbers.parse(Substring(text), kind: "a build number", input: text)
+        }
         description = text
     }
 

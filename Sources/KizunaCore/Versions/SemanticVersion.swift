@@ -39,6 +39,14 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
     /// - Throws: ``VersionFormatError`` naming the first part that is not a version.
     public init(parsing text: String) throws(VersionFormatError) {
         func fail(_ reason: String) -> VersionFormatError { VersionFormatError(input: text, reason: reason) }
+        // Nearly every version a device sends is digits and dots: read those bytes directly.
+        if let components = DottedNumbers.plain(text.utf8) {
+            self.components = components
+            preRelease = []
+            buildMetadata = []
+            description = text
+            return
+        }
         guard !text.isEmpty else { throw fail("it is empty") }
         var rest = Substring(text)
         var build: [String] = []
@@ -166,6 +174,32 @@ enum DottedNumbers {
             numbers.append(number)
         }
         return numbers
+    }
+
+    /// The numbers of a text that is only digits and dots, each dot between two numbers, read byte by byte; `nil` for
+    /// anything else — ``parse(_:kind:input:)`` then explains what is wrong.
+    static func plain(_ text: String.UTF8View) -> [Int]? {
+        var numbers: [Int] = []
+        numbers.reserveCapacity(4)
+        var current = 0
+        var digits = 0
+        for byte in text {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0 else { return nil }
+                numbers.append(current)
+                (current, digits) = (0, 0)
+            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                let (times, overflow) = current.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+                guard !overflow, !overflow2 else { return nil }
+                (current, digits) = (sum, digits + 1)
+            } else {
+                return nil
+            }
+        }
+        guard digits > 0 else { return nil }
+        numbers.append(current)
+        return numbers.count <= SemanticVersion.maximumComponents ? numbers : nil
     }
 
     /// The components without trailing zeros: the form equality and hashing use.

@@ -46,7 +46,10 @@ struct DeviceController: Sendable {
 
     private func prepare(_ request: Request, _ context: KizunaRequestContext) async throws -> (String, DeviceRequest, EvaluationContext) {
         let app = try context.parameters.path("app")
-        let body = try await request.decode(as: DeviceRequest.self, context: context)
+        let bytes = try await request.body.collect(upTo: context.maxUploadSize)
+        // The SDK's plain bodies are read directly; JSONDecoder takes the rest and explains what is wrong.
+        let plain = bytes.withUnsafeReadableBytes { DeviceRequest(plainJSON: $0) }
+        let body = try plain ?? JSONRequestDecoder.decode(DeviceRequest.self, from: bytes)
         try limiter.take("\(app)/\(body.device.installId ?? "-")")
         return (app, body, try EvaluationContext(device: body.device, appId: app))
     }
