@@ -14,11 +14,8 @@ import Synchronization
 struct ServerLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level
-    var metadata: Logger.Metadata = [:] {
-        didSet { prettyMetadata = Self.prettify(metadata) }
-    }
+    var metadata: Logger.Metadata = [:]
     var metadataProvider: Logger.MetadataProvider?
-    private var prettyMetadata: String?
 
     init(label: String, level: Logger.Level, metadataProvider: Logger.MetadataProvider?) {
         self.label = label
@@ -31,26 +28,37 @@ struct ServerLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    /// The line is built in one string, metadata sorted by key: a request's logger gets its own `hb.request.id`, so
+    /// the handler's metadata changes per request and nothing formatted ahead of time would be reused.
     func log(event: LogEvent) {
-        var pretty = prettyMetadata
-        let provided = metadataProvider?.get() ?? [:]
-        if !provided.isEmpty || !(event.metadata ?? [:]).isEmpty || event.error != nil {
-            var merged = metadata
-            merged.merge(provided) { _, new in new }
-            if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
-            if let error = event.error {
-                merged["error.message"] = "\(error)"
-                merged["error.type"] = "\(String(reflecting: type(of: error)))"
-            }
-            pretty = Self.prettify(merged)
+        var merged = metadata
+        if let provided = metadataProvider?.get(), !provided.isEmpty { merged.merge(provided) { _, new in new } }
+        if let explicit = event.metadata, !explicit.isEmpty { merged.merge(explicit) { _, new in new } }
+        if let error = event.error {
+            merged["error.message"] = "\(error)"
+            merged["error.type"] = "\(String(reflecting: type(of: error)))"
         }
-        BufferedStandardError.shared.append(
-            "\(Self.clock.now()) \(event.level)\(label.isEmpty ? "" : " ")\(label):\(pretty.map { " \($0)" } ?? "") [\(event.source)] \(event.message)\n",
-            urgent: event.level > .info)
-    }
-
-    private static func prettify(_ metadata: Logger.Metadata) -> String? {
-        metadata.isEmpty ? nil : metadata.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")
+        var line = Self.clock.now()
+        line.reserveCapacity(160 + event.message.description.utf8.count)
+        line += " "
+        line += event.level.rawValue
+        if !label.isEmpty {
+            line += " "
+            line += label
+        }
+        line += ":"
+        for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
+            line += " "
+            line += key
+            line += "="
+            if case .string(let text) = value { line += text } else { line += value.description }
+        }
+        line += " ["
+        line += event.source
+        line += "] "
+        line += event.message.description
+        line += "\n"
+        BufferedStandardError.shared.append(line, urgent: event.level > .info)
     }
 
     /// The local time to the second, as `StreamLogHandler` writes it, formatted when the second changes.
