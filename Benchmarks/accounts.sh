@@ -6,6 +6,7 @@
 #      few enough failures to stay under the lock allowance) — they should match;
 #   3. authenticated requests per second (GET /v1/me: bearer token hashed, session and account looked up) against
 #      unauthenticated ones (GET /v1/apps/bench-app: one app read) in alternating rounds of the same run.
+# Method (common.sh): kizuna on core 0, wrk -t1 on core 1; medians and per-round ratios.
 # Usage: bash Benchmarks/accounts.sh [seconds-per-round] [connections] [rounds]
 duration=${1:-10}
 connections=${2:-32}
@@ -25,23 +26,28 @@ wrk.method = "POST"
 wrk.body = '$credentials'
 wrk.headers["Content-Type"] = "application/json"
 LUA
-out=$(wrk -t2 -c4 -d"${duration}s" --latency -s "$work/sign-in.lua" "$base/v1/auth/sign-in")
+out=$(taskset -c "$load_cpu" wrk -t1 -c4 -d"${duration}s" --latency -s "$work/sign-in.lua" "$base/v1/auth/sign-in")
 grep -q "Non-2xx" <<<"$out" && { echo "sign-in answered errors:"; echo "$out"; exit 1; }
 echo "| sign-in (4 connections) | $(rps "$out") /s | p99 $(p99 "$out") |"
 
 timing() {  # median seconds of 4 sequential sign-ins with body $1
-    for _ in 1 2 3 4; do curl -s -o /dev/null -w '%{time_total}\n' -H 'Content-Type: application/json' -d "$1" "$base/v1/auth/sign-in"; done | median
+    for _ in 1 2 3 4; do taskset -c "$load_cpu" curl -s -o /dev/null -w '%{time_total}\n' -H 'Content-Type: application/json' -d "$1" "$base/v1/auth/sign-in"; done | median
 }
 right=$(timing "$credentials")
 wrong=$(timing '{"identifier":"bench@example.com","password":"not the password"}')
 unknown=$(timing '{"identifier":"nobody@example.com","password":"not the password"}')
 echo "| one sign-in, median of 4 | right password ${right}s | wrong password ${wrong}s | unknown identifier ${unknown}s |"
 
-for round in $(seq 1 "$rounds"); do
-    me=$(wrk -t2 -c"$connections" -d"${duration}s" --latency -H "Authorization: Bearer $token" "$base/v1/me")
-    grep -q "Non-2xx" <<<"$me" && { echo "/v1/me answered errors:"; echo "$me"; exit 1; }
-    app=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "$base/v1/apps/bench-app")
-    echo "$(rps "$me") $(rps "$app") $(p99_ms "$me") $(p99_ms "$app")" >>"$work/rounds"
-    echo "| round $round | GET /v1/me $(rps "$me") /s (p99 $(p99 "$me")) | GET /v1/apps/bench-app $(rps "$app") /s (p99 $(p99 "$app")) | ratio $(awk '{printf "%.2f", $1 / $2}' <<<"$(rps "$me") $(rps "$app")") |"
+# The bearer token goes only to /v1/me (wrk.path is the URL's path).
+cat >"$work/token.lua" <<LUA
+if string.find(wrk.path, "/v1/me", 1, true) then wrk.headers["Authorization"] = "Bearer $token" end
+LUA
+for url in "$base/v1/me" "$base/v1/apps/bench-app"; do
+    check=$(taskset -c "$load_cpu" wrk -t1 -c1 -d1s -s "$work/token.lua" "$url")
+    grep -q "Non-2xx" <<<"$check" && { echo "$url answered errors:"; echo "$check"; exit 1; }
 done
-echo "| median | $(awk '{print $1}' "$work/rounds" | median) /s | $(awk '{print $2}' "$work/rounds" | median) /s | $(awk '{print $1 / $2}' "$work/rounds" | median) |"
+compare_rounds "$rounds" "$duration" "$connections" "$work/token.lua" me="$base/v1/me" app="$base/v1/apps/bench-app"
+echo "| GET /v1/me req/s | p99 | GET /v1/apps/bench-app req/s | p99 | me / app (per round) |"
+echo "|---|---|---|---|---|"
+me=$(round_summary me app)
+echo "| $(cut -d'|' -f1-2 <<<"$me") | $(round_summary app) | $(cut -d'|' -f3 <<<"$me" | sed 's/^ //') |"
