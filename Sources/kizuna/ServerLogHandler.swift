@@ -31,6 +31,11 @@ struct ServerLogHandler: LogHandler {
     /// The line is built in one string, metadata sorted by key: a request's logger gets its own `hb.request.id`, so
     /// the handler's metadata changes per request and nothing formatted ahead of time would be reused.
     func log(event: LogEvent) {
+        BufferedStandardError.shared.append(line(for: event), urgent: event.level > .info)
+    }
+
+    /// The line `log(event:)` writes, newline included.
+    func line(for event: LogEvent) -> String {
         var merged = metadata
         if let provided = metadataProvider?.get(), !provided.isEmpty { merged.merge(provided) { _, new in new } }
         if let explicit = event.metadata, !explicit.isEmpty { merged.merge(explicit) { _, new in new } }
@@ -58,7 +63,7 @@ struct ServerLogHandler: LogHandler {
         line += "] "
         line += event.message.description
         line += "\n"
-        BufferedStandardError.shared.append(line, urgent: event.level > .info)
+        return line
     }
 
     /// The local time to the second, as `StreamLogHandler` writes it, formatted when the second changes.
