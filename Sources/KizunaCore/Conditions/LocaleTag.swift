@@ -7,7 +7,19 @@ public struct LocaleTag: Sendable, Hashable, CustomStringConvertible {
 
     /// Normalises `text` (`ja_JP` and `ja-JP` both become `ja-jp`).
     public init(_ text: String) {
-        description = text.replacingOccurrences(of: "_", with: "-").lowercased()
+        // Devices send ASCII tags (`ja-JP`, `en_US`): mapped byte by byte, without Foundation.
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            description = String(
+                decoding: text.utf8.map { byte in
+                    switch byte {
+                    case UInt8(ascii: "_"): UInt8(ascii: "-")
+                    case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte + 0x20
+                    default: byte
+                    }
+                }, as: UTF8.self)
+        } else {
+            description = text.replacingOccurrences(of: "_", with: "-").lowercased()
+        }
     }
 
     /// The language subtag, such as `ja`.

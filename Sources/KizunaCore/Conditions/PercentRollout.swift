@@ -25,7 +25,16 @@ public struct PercentRollout: Sendable, Hashable {
 
     /// The bucket of `installId` for `seed`.
     public static func bucket(seed: String, installId: String) -> Int {
-        let digest = SHA256.hash(data: Data("\(seed)/\(installId)".utf8))
+        // The bytes of "seed/installId", hashed where they are: a device request evaluates every rollout.
+        var hasher = SHA256()
+        func add(_ text: String) {
+            var text = text
+            text.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        }
+        add(seed)
+        add("/")
+        add(installId)
+        let digest = hasher.finalize()
         let prefix = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return Int(prefix % UInt64(buckets))
     }

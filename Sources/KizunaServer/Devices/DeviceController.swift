@@ -50,7 +50,7 @@ struct DeviceController: Sendable {
         // The SDK's plain bodies are read directly; JSONDecoder takes the rest and explains what is wrong.
         let plain = bytes.withUnsafeReadableBytes { DeviceRequest(plainJSON: $0) }
         let body = try plain ?? JSONRequestDecoder.decode(DeviceRequest.self, from: bytes)
-        try limiter.take("\(app)/\(body.device.installId ?? "-")")
+        try limiter.take(app: app, install: body.device.installId)
         return (app, body, try EvaluationContext(device: body.device, appId: app))
     }
 

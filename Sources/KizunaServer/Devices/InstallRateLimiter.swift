@@ -33,15 +33,22 @@ final class InstallRateLimiter: Sendable {
 
     private let limit: DeviceRateLimit
     private let maximumKeys: Int
-    private let buckets = Mutex<[String: Bucket]>([:])
+    /// An install of an app (`nil`: requests that name no install share one bucket per app).
+    private struct Key: Hashable {
+        let app: String
+        let install: String?
+    }
+
+    private let buckets = Mutex<[Key: Bucket]>([:])
 
     init(limit: DeviceRateLimit, maximumKeys: Int = 100_000) {
         self.limit = limit
         self.maximumKeys = maximumKeys
     }
 
-    /// Takes one request for `key` (app and install), or throws `throttled` with the seconds until the next one.
-    func take(_ key: String, now: ContinuousClock.Instant = .now) throws(KizunaError) {
+    /// Takes one request for `install` of `app`, or throws `throttled` with the seconds until the next one.
+    func take(app: String, install: String?, now: ContinuousClock.Instant = .now) throws(KizunaError) {
+        let key = Key(app: app, install: install)
         let perSecond = limit.perMinute / 60
         let wait: Double? = buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: limit.burst, updated: now)
@@ -68,7 +75,7 @@ final class InstallRateLimiter: Sendable {
     }
 
     /// Drops buckets that have refilled completely (they hold no state worth keeping); failing that, half of all.
-    private static func evictFull(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant, perSecond: Double, burst: Double) {
+    private static func evictFull(_ buckets: inout [Key: Bucket], now: ContinuousClock.Instant, perSecond: Double, burst: Double) {
         let before = buckets.count
         buckets = buckets.filter { _, bucket in
             let elapsed = (now - bucket.updated) / .seconds(1)

@@ -22,6 +22,8 @@ package final class Readiness: Sendable {
     }
 
     private let storage = Mutex(Storage())
+    /// Whether the state is `ready`: read by every request, so without the lock.
+    private let ready = Atomic<Bool>(false)
 
     /// Creates a readiness tracker in `starting`.
     package init() {}
@@ -30,7 +32,7 @@ package final class Readiness: Sendable {
     package var current: State { storage.withLock { $0.state } }
 
     /// Whether the API may be served.
-    package var isReady: Bool { current == .ready }
+    package var isReady: Bool { ready.load(ordering: .acquiring) }
 
     /// Waits until start-up has finished, and returns `ready` or `failed`.
     package func settled() async -> State {
@@ -61,6 +63,7 @@ package final class Readiness: Sendable {
     func update(_ newState: State) {
         let waiters = storage.withLock { storage in
             storage.state = newState
+            ready.store(newState == .ready, ordering: .releasing)
             switch newState {
             case .ready, .failed:
                 defer { storage.waiters = [:] }

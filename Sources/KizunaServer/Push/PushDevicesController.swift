@@ -21,7 +21,7 @@ struct PushDevicesController: Sendable {
     @Sendable func register(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         let app = try context.parameters.path("app")
         let registration = try await request.decode(as: PushRegistration.self, context: context)
-        try limiter.take("\(app)/\(registration.installId)")
+        try limiter.take(app: app, install: registration.installId)
         try Self.validate(registration)
         let token = try APNsDeviceToken(parsing: registration.token)
         _ = try await apps.require(app)
@@ -35,7 +35,7 @@ struct PushDevicesController: Sendable {
     @Sendable func unregister(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         let app = try context.parameters.path("app")
         let install = try context.parameters.path("install")
-        try limiter.take("\(app)/\(install)")
+        try limiter.take(app: app, install: install)
         _ = try await apps.require(app)
         guard try await devices.unregister(app: app, installId: install) else {
             throw KizunaError(.notFound, "No install '\(install)' is registered for push in app '\(app)'.", field: "install")
