@@ -165,11 +165,13 @@ let package = Package(
             path: "Benchmarks/APNsLocal",
             swiftSettings: swiftSettings
         ),
-        // What several test targets share: a TCP proxy that takes a peer away and gives it back, and a local APNs.
+        // What several test targets share: a TCP proxy that takes a peer away and gives it back, a local APNs, and a
+        // log handler that records.
         .target(
             name: "KizunaTestSupport",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),

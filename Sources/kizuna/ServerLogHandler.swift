@@ -43,8 +43,9 @@ struct ServerLogHandler: LogHandler {
             merged["error.message"] = "\(error)"
             merged["error.type"] = "\(String(reflecting: type(of: error)))"
         }
+        let message = event.message.description
         var line = Self.clock.now()
-        line.reserveCapacity(160 + event.message.description.utf8.count)
+        line.reserveCapacity(160 + message.utf8.count)
         line += " "
         line += event.level.rawValue
         if !label.isEmpty {
@@ -61,7 +62,7 @@ struct ServerLogHandler: LogHandler {
         line += " ["
         line += event.source
         line += "] "
-        line += event.message.description
+        line += message
         line += "\n"
         return line
     }

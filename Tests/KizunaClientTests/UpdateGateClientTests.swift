@@ -1,5 +1,7 @@
 import Foundation
 import KizunaCore
+import KizunaTestSupport
+import Logging
 import Testing
 
 @testable import KizunaClient
@@ -108,9 +110,14 @@ struct UpdateGateClientTests {
 @Suite("UpdateGate presents once per launch")
 struct UpdateGatePresentationTests {
     @Test func concurrentChecksShareOneRequestAndOnlyOnePresents() async throws {
-        // Counted by the server, not by connection: two requests on one keep-alive connection would count two.
-        let gateChecks = RequestTally("POST /v1/apps/shop/gate:check ")
-        try await LiveServer.run(configure: { gateChecks.observe(&$0) }) { server in
+        // Counted by the server's request log, not by connection: two requests on one keep-alive connection count two.
+        // The line is logged before the answer is written, so once the client has its answer, the request counts.
+        let log = RecordingLogHandler.Records()
+        let gateChecks = { log.messages(at: .info).filter { $0.hasPrefix("POST /v1/apps/shop/gate:check ") }.count }
+        try await LiveServer.run(configure: {
+            $0.logLevel = .info
+            $0.logHandler = { _ in RecordingLogHandler(records: log) }
+        }) { server in
             try await server.createShop()
             try await server.publish(.gate, #"{"minimumVersion":"2.0"}"#)
             let gate = UpdateGate(app: try server.app(version: "1.0"))
@@ -118,13 +125,13 @@ struct UpdateGatePresentationTests {
             async let firstScreen = gate.check()
             async let becameActive = gate.check()
             let answers = try await [firstScreen, becameActive]
-            #expect(gateChecks.count == 1, "one request for both calls")
+            #expect(gateChecks() == 1, "one request for both calls")
             #expect(answers.allSatisfy { $0.decision.action == .require && $0.source == .server })
             #expect(answers.filter(\.shouldPresent).count == 1, "one alert, not two")
 
             // Still in front: the same decision is not presented again.
             #expect(try await gate.check().shouldPresent == false)
-            #expect(gateChecks.count == 2, "a later check is a request of its own")
+            #expect(gateChecks() == 2, "a later check is a request of its own")
             // Back from the background (UIKit's notification, or the call): presented again.
             NotificationCenter.default.post(name: Notification.Name("UIApplicationDidEnterBackgroundNotification"), object: nil)
             #expect(try await gate.check().shouldPresent == true)
