@@ -81,15 +81,19 @@ struct ServerParts {
         )
 
         router = Router(context: KizunaRequestContext.self)
-        router.add(middleware: RequestMetricsMiddleware())
-        router.add(middleware: RequestLogMiddleware())
-        // Outside the error middleware, so error answers carry CORS headers too (a browser hides them otherwise).
-        if !configuration.corsOrigins.isEmpty { router.add(middleware: AllowedOriginsMiddleware(origins: configuration.corsOrigins)) }
         let allowedMethods = AllowedMethods()
-        router.add(middleware: ErrorMiddleware(allowedMethods: allowedMethods))
-        router.add(middleware: ReadinessMiddleware(readiness: readiness))
-        // Release artifacts stream to the blob store under their own limit.
-        router.add(middleware: BodyLimitMiddleware(limit: configuration.maxBodySize, streams: ReleasesController.isArtifactUpload))
+        let edge = EdgeMiddleware(
+            metrics: RequestMetrics(), errors: ErrorResponder(allowedMethods: allowedMethods), readiness: ReadinessGate(readiness: readiness),
+            // Release artifacts stream to the blob store under their own limit.
+            bodyLimit: BodyLimit(limit: configuration.maxBodySize, streams: ReleasesController.isArtifactUpload))
+        if configuration.corsOrigins.isEmpty {
+            router.add(middleware: edge)
+        } else {
+            // Between the edge's halves, so error answers carry CORS headers too (a browser hides them otherwise).
+            router.add(middleware: edge.only(.outside))
+            router.add(middleware: AllowedOriginsMiddleware(origins: configuration.corsOrigins))
+            router.add(middleware: edge.only(.inside))
+        }
 
         let feed = ChangeFeed(database: database, readiness: readiness, logger: logger, pollInterval: configuration.changePollInterval)
         self.feed = feed

@@ -98,11 +98,11 @@ struct HTTPTests {
     }
 
     @Test func errorCodesMapToStatusesInOnePlace() {
-        #expect(ErrorMiddleware.status(for: .validationFailed) == .badRequest)
-        #expect(ErrorMiddleware.status(for: .payloadTooLarge) == .contentTooLarge)
-        #expect(ErrorMiddleware.status(for: .storeTooNew) == .serviceUnavailable)
-        #expect(ErrorMiddleware.status(for: "some_future_code") == .internalServerError)
-        let response = ErrorMiddleware.response(for: KizunaError(.conflict, "taken"))
+        #expect(ErrorResponder.status(for: .validationFailed) == .badRequest)
+        #expect(ErrorResponder.status(for: .payloadTooLarge) == .contentTooLarge)
+        #expect(ErrorResponder.status(for: .storeTooNew) == .serviceUnavailable)
+        #expect(ErrorResponder.status(for: "some_future_code") == .internalServerError)
+        let response = ErrorResponder.response(for: KizunaError(.conflict, "taken"))
         #expect(response.status == .conflict && response.headers[.contentType] == "application/json; charset=utf-8")
     }
 

@@ -151,8 +151,16 @@ public struct GateNotice: Sendable, Hashable {
 
     /// The texts for `locale`: its fallbacks most specific first, then `defaultLanguage`, then `en`, then any.
     func text(for locale: LocaleTag?, defaultLanguage: String) -> (language: String, text: LocalizedText)? {
-        let candidates = (locale?.fallbacks ?? []) + [defaultLanguage, "en"]
-        for language in candidates { if let text = texts[language] { return (language, text) } }
+        // The locale's fallbacks walked in place (`zh-hant-tw`, `zh-hant`, `zh`), not built as arrays: this runs on
+        // every gate:check with a notice.
+        if var tag = locale.map({ Substring($0.description) }) {
+            while !tag.isEmpty {
+                if let text = texts[String(tag)] { return (String(tag), text) }
+                tag = tag[..<(tag.lastIndex(of: "-") ?? tag.startIndex)]
+            }
+        }
+        if let text = texts[defaultLanguage] { return (defaultLanguage, text) }
+        if let text = texts["en"] { return ("en", text) }
         return texts.keys.sorted().first.map { ($0, texts[$0]!) }
     }
 }

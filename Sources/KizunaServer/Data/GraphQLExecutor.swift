@@ -83,7 +83,7 @@ struct GraphQLExecutor: Sendable {
         let object: JSONValue = ["errors": [["message": .string(error.message), "extensions": ["code": .string(error.code.rawValue)]]]]
         var headers = HTTPFields()
         if let retryAfter = error.retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return .json(object, status: ErrorMiddleware.status(for: error.code), headers: headers)
+        return .json(object, status: ErrorResponder.status(for: error.code), headers: headers)
     }
 
     /// What a request the store could not answer is told: `store_unavailable`, 503, retry after a few seconds.

@@ -18,7 +18,7 @@ struct DeviceController: Sendable {
 
     /// The config values this device gets, evaluated against the live template (or the answer already encoded for
     /// a device whose conditions come out the same).
-    @Sendable func fetchConfig(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+    @Sendable nonisolated(nonsending) func fetchConfig(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         let (app, body, evaluation) = try await prepare(request, context)
         let config = try await live.config(app, atLeast: body.knownVersion)
         let outcomes = config.value.outcomes(evaluation)
@@ -29,7 +29,7 @@ struct DeviceController: Sendable {
     }
 
     /// The gate's decision for this device, with the policy (as the device may see it) to decide offline later.
-    @Sendable func checkGate(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+    @Sendable nonisolated(nonsending) func checkGate(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         let (app, body, evaluation) = try await prepare(request, context)
         let gate = try await live.gate(app, atLeast: body.knownVersion)
         let storeURL = gate.app.storeURL
@@ -44,9 +44,13 @@ struct DeviceController: Sendable {
         return Self.conditional(answer, request: request)
     }
 
-    private func prepare(_ request: Request, _ context: KizunaRequestContext) async throws -> (String, DeviceRequest, EvaluationContext) {
+    // `nonisolated(nonsending)` here and down the cached path (LiveDocuments, FeedCache): a call stays on the caller's
+    // executor instead of switching to the generic one and back, two task switches per call.
+    private nonisolated(nonsending) func prepare(
+        _ request: Request, _ context: KizunaRequestContext
+    ) async throws -> (String, DeviceRequest, EvaluationContext) {
         let app = try context.parameters.path("app")
-        let bytes = try await request.body.collect(upTo: context.maxUploadSize)
+        let bytes = try await request.body(context)
         // The SDK's plain bodies are read directly; JSONDecoder takes the rest and explains what is wrong.
         let plain = bytes.withUnsafeReadableBytes { DeviceRequest(plainJSON: $0) }
         let body = try plain ?? JSONRequestDecoder.decode(DeviceRequest.self, from: bytes)
@@ -58,18 +62,20 @@ struct DeviceController: Sendable {
 
     /// The body with its ETag, or 304 when `If-None-Match` names it.
     private static func conditional<Key>(_ answer: AnswerMemo<Key>.Answer, request: Request) -> Response {
-        let headers: HTTPFields = [.eTag: answer.etag, .cacheControl: "no-store"]
         if let match = request.headers[.ifNoneMatch],
             match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == answer.etag })
         {
             var response = Response.empty(.notModified)
-            response.headers.append(contentsOf: headers)
+            response.headers[.eTag] = answer.etag
+            response.headers[.cacheControl] = "no-store"
             return response
         }
-        var response = Response(
-            status: .ok, headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(answer.body.readableBytes)],
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/json; charset=utf-8", .contentLength: String(answer.body.readableBytes), .eTag: answer.etag,
+                .cacheControl: "no-store",
+            ],
             body: .init(byteBuffer: answer.body))
-        response.headers.append(contentsOf: headers)
-        return response
     }
 }

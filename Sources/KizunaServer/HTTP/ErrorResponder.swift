@@ -6,26 +6,23 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// Turns every error into the standard JSON shape; the one place error codes map to HTTP statuses.
+/// Turns every error into the standard JSON shape (in ``EdgeMiddleware``); the one place error codes map to HTTP
+/// statuses.
 ///
 /// Unknown errors are logged with the request id and answered `500 internal_error` with no internals. That includes a
 /// `DecodingError` that reaches here: request bodies are decoded by ``JSONRequestDecoder``, which names the bad path,
 /// so any other decoding failure (a stored row that no longer decodes, say) is the server's fault, not the client's.
-struct ErrorMiddleware: RouterMiddleware {
-    typealias Context = KizunaRequestContext
+struct ErrorResponder: Sendable {
     /// For telling a wrong method (405) from an unknown path (404).
     let allowedMethods: AllowedMethods
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch {
-            let (kizunaError, headers) = translate(error, request: request, context: context)
-            return Self.response(for: kizunaError, headers: headers)
-        }
+    /// The answer for an error a handler threw.
+    func response(to error: any Error, request: Request, context: KizunaRequestContext) -> Response {
+        let (kizunaError, headers) = translate(error, request: request, context: context)
+        return Self.response(for: kizunaError, headers: headers)
     }
 
-    private func translate(_ error: any Error, request: Request, context: Context) -> (KizunaError, HTTPFields) {
+    private func translate(_ error: any Error, request: Request, context: KizunaRequestContext) -> (KizunaError, HTTPFields) {
         switch error {
         case let error as KizunaError where error.code == .internalError:
             // Its message is for the log (an errno, a file the store could not write), never for the client.

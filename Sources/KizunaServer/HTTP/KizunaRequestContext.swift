@@ -12,13 +12,16 @@ package struct KizunaRequestContext: RequestContext {
     var session: AuthenticatedSession?
     /// The peer's IP address (the proxy's, behind one; see ``SessionMiddleware`` for forwarded addresses).
     package let peerAddress: String?
+    /// The body ``EdgeMiddleware`` collected under the body limit, read by ``Hummingbird/Request/body(_:)`` without a
+    /// second pass through the request's body sequence (a dozen task switches).
+    var collectedBody: ByteBuffer?
 
     package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         peerAddress = source.channel.remoteAddress?.ipAddress
     }
 
-    /// Bodies are already bounded by ``BodyLimitMiddleware`` with the configured limit.
+    /// Bodies are already bounded by ``BodyLimit`` with the configured limit.
     package var maxUploadSize: Int { .max }
 
     package var requestDecoder: JSONRequestDecoder { JSONRequestDecoder() }
@@ -27,7 +30,10 @@ package struct KizunaRequestContext: RequestContext {
 /// Decodes JSON bodies and turns decoding failures into `bad_request` errors that name the failing path.
 package struct JSONRequestDecoder: RequestDecoder {
     package func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
-        let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        let buffer =
+            if let collected = (context as? KizunaRequestContext)?.collectedBody { collected } else {
+                try await request.body.collect(upTo: context.maxUploadSize)
+            }
         return try Self.decode(T.self, from: buffer)
     }
 
@@ -72,9 +78,15 @@ package struct JSONRequestDecoder: RequestDecoder {
 }
 
 extension Request {
+    /// The whole body: as ``EdgeMiddleware`` collected it, or read now up to the context's limit.
+    nonisolated(nonsending) func body(_ context: KizunaRequestContext) async throws -> ByteBuffer {
+        if let collected = context.collectedBody { return collected }
+        return try await body.collect(upTo: context.maxUploadSize)
+    }
+
     /// The JSON body as `T`, or `empty` when the request has no body at all (for bodies that are optional).
     func decodeIfPresent<T: Decodable>(as type: T.Type, context: KizunaRequestContext, default empty: T) async throws -> T {
-        let buffer = try await body.collect(upTo: context.maxUploadSize)
+        let buffer = try await body(context)
         return buffer.readableBytes == 0 ? empty : try JSONRequestDecoder.decode(T.self, from: buffer)
     }
 }

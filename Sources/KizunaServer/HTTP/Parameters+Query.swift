@@ -8,6 +8,8 @@ extension Hummingbird.Parameters {
     /// - Throws: `bad_request` when it is missing or its percent-encoding is not valid UTF-8.
     func path(_ name: String) throws(KizunaError) -> String {
         guard let raw = self[Substring(name)] else { throw KizunaError(.badRequest, "The path has no \(name).", field: name) }
+        // Most values have no escapes; Foundation's decoder was 2 % of a device request's CPU.
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return String(raw) }
         guard let decoded = String(raw).removingPercentEncoding else {
             throw KizunaError(.badRequest, "The \(name) in the path is not valid percent-encoded UTF-8.", field: name)
         }

@@ -11,7 +11,7 @@ import NIOHTTPTypes
 /// Hummingbird alone would send an empty 400.
 ///
 /// It sits in each connection's pipeline after the HTTP codec. A parse error while a request is being handled (its
-/// body broke off, say) is left to pass: the handler's body read fails and ``ErrorMiddleware`` answers it.
+/// body broke off, say) is left to pass: the handler's body read fails and ``ErrorResponder`` answers it.
 final class ParserErrorResponder: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart

@@ -54,12 +54,12 @@ final class LiveDocuments: Sendable {
     }
 
     /// The live config template of `app`, reloaded when the cached one is older than `atLeast`.
-    func config(_ app: String, atLeast: Int64? = nil) async throws -> Live<RemoteConfigTemplate, ConditionOutcomes> {
+    nonisolated(nonsending) func config(_ app: String, atLeast: Int64? = nil) async throws -> Live<RemoteConfigTemplate, ConditionOutcomes> {
         try await live(app, templates, kind: .config, atLeast: atLeast, parse: RemoteConfigTemplate.init(parsing:))
     }
 
     /// The live gate policy of `app`, reloaded when the cached one is older than `atLeast`.
-    func gate(_ app: String, atLeast: Int64? = nil) async throws -> Live<GatePolicy, GateAnswerKey> {
+    nonisolated(nonsending) func gate(_ app: String, atLeast: Int64? = nil) async throws -> Live<GatePolicy, GateAnswerKey> {
         try await live(app, policies, kind: .gate, atLeast: atLeast, parse: GatePolicy.init(parsing:))
     }
 
@@ -72,7 +72,7 @@ final class LiveDocuments: Sendable {
         return try await (config.version, gate.version)
     }
 
-    private func live<Value: Sendable, Key: Hashable & Sendable>(
+    private nonisolated(nonsending) func live<Value: Sendable, Key: Hashable & Sendable>(
         _ app: String,
         _ cache: FeedCache<Parsed<Value, Key>>,
         kind: DocumentKind,

@@ -31,7 +31,9 @@ final class FeedCache<Value: Sendable>: Sendable {
 
     /// The cached value of `key` when `isFresh` accepts it, otherwise what `load` reads (kept if no change came
     /// meanwhile). A load that throws keeps nothing.
-    func value(_ key: String, isFresh: (Value) -> Bool = { _ in true }, load: () async throws -> Value) async throws -> Value {
+    nonisolated(nonsending) func value(
+        _ key: String, isFresh: (Value) -> Bool = { _ in true }, load: nonisolated(nonsending) () async throws -> Value
+    ) async throws -> Value {
         let slot = slots.withLock { $0[key] ?? Slot() }
         if let cached = slot.value, isFresh(cached) { return cached }
         let loaded = try await load()

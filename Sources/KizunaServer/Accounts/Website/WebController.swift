@@ -221,7 +221,7 @@ struct WebController: Sendable {
 
     /// The page showing `error`, with its status and, for throttling and overload, `Retry-After`.
     static func errorPage(_ text: String, _ error: KizunaError) -> Response {
-        var response = html(text, status: ErrorMiddleware.status(for: error.code))
+        var response = html(text, status: ErrorResponder.status(for: error.code))
         if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         return response
     }
