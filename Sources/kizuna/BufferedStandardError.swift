@@ -37,7 +37,8 @@ enum BufferedStandardError {
         /// Adds a line; an `urgent` one (`notice` or louder) is written at once, with what waited before it.
         func append(_ line: String, urgent: Bool) {
             let ready: [UInt8]? = pending.withLock { pending in
-                pending.append(contentsOf: line.utf8)
+                var line = line
+                line.withUTF8 { pending.append(contentsOf: $0) }  // one copy, not a byte at a time
                 guard urgent || pending.count >= Self.limit else { return nil }
                 defer { pending.removeAll(keepingCapacity: true) }
                 return pending

@@ -10,15 +10,17 @@ package struct KizunaRequestContext: RequestContext {
     package var adminToken: AdminToken?
     /// The account session that authenticated this request, set by ``SessionMiddleware``.
     var session: AuthenticatedSession?
-    /// The peer's IP address (the proxy's, behind one; see ``SessionMiddleware`` for forwarded addresses).
-    package let peerAddress: String?
+    /// The peer's IP address (the proxy's, behind one; see ``SessionMiddleware`` for forwarded addresses), formatted
+    /// when asked for: most routes never ask.
+    package var peerAddress: String? { channel.remoteAddress?.ipAddress }
+    private let channel: any Channel
     /// The body ``EdgeMiddleware`` collected under the body limit, read by ``Hummingbird/Request/body(_:)`` without a
     /// second pass through the request's body sequence (a dozen task switches).
     var collectedBody: ByteBuffer?
 
     package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        peerAddress = source.channel.remoteAddress?.ipAddress
+        channel = source.channel
     }
 
     /// Bodies are already bounded by ``BodyLimit`` with the configured limit.
