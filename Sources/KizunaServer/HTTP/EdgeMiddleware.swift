@@ -72,13 +72,17 @@ struct EdgeMiddleware: RouterMiddleware {
             response = errors.response(to: error, request: request, context: context)
         }
         guard let active else { return response }
-        response.headers[.requestID] = context.id
+        let id = context.id
+        response.headers[.requestID] = id
+        let status = String(response.status.code)
         context.logger.info(
-            "\(request.method) \(request.uri.path) \(response.status.code)",
+            "\(request.method) \(request.uri.path) \(status)",
             metadata: [
-                "http.route": "\(context.endpointPath ?? "-")",
-                "http.status": "\(response.status.code)",
-                "duration_ms": "\(Self.milliseconds(since: started))",
+                // The logger's own id formats itself again for every line; this is the same text, formatted once.
+                "hb.request.id": .string(id),
+                "http.route": .string(context.endpointPath ?? "-"),
+                "http.status": .string(status),
+                "duration_ms": .string(Self.milliseconds(since: started)),
             ]
         )
         return metrics.answered(response, route: context.endpointPath, method: request.method, started: started, active: active)
