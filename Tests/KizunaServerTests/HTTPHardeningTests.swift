@@ -98,6 +98,28 @@ struct HTTPHardeningTests {
         }
     }
 
+    /// An HTTP/1.0 request without keep-alive (ApacheBench, HAProxy's default health check) is answered and its
+    /// connection closed at once, as is `Connection: Close` in any case; with keep-alive the connection stays.
+    @Test func requestsThatDoNotKeepAliveAreAnsweredAndClosed() async throws {
+        try await withTestServer { server in
+            let port = try #require(server.client.port)
+            for request in ["GET /health/live HTTP/1.0\r\n\r\n", "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Close\r\n\r\n"] {
+                let connection = try await RawConnection.open(port: port)
+                try await connection.send(request)
+                let answer = try await connection.readUntilClosed()
+                #expect(answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix(#"{"status":"live"}"#), "\(answer)")
+                #expect(answer.lowercased().contains("\r\nconnection: close\r\n"), "\(answer)")
+            }
+            let kept = try await RawConnection.open(port: port)
+            try await kept.send("GET /health/live HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            let first = try await kept.readResponse()
+            #expect(first.hasPrefix("HTTP/1.1 200") && !first.lowercased().contains("connection: close"), "\(first)")
+            try await kept.send("GET /health/live HTTP/1.0\r\n\r\n")
+            let second = try await kept.readUntilClosed()
+            #expect(second.hasPrefix("HTTP/1.1 200") && second.hasSuffix(#"{"status":"live"}"#), "\(second)")
+        }
+    }
+
     /// Framing only a hand-made client sends; each must be a 400 in the standard shape, never a 500.
     static let malformed: [(name: String, request: String, finish: Bool)] = [
         ("chunk size not hex", "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", false),

@@ -74,6 +74,8 @@ struct EdgeMiddleware: RouterMiddleware {
         guard let active else { return response }
         let id = context.id
         response.headers[.requestID] = id
+        // Hummingbird closes the connection after this answer (see KeepAliveNormalizer); the client is told so.
+        if request.headers[.connection] == "close" { response.headers[.connection] = "close" }
         let status = String(response.status.code)
         context.logger.info(
             "\(request.method) \(request.uri.path) \(status)",

@@ -14,7 +14,8 @@ import NIOHTTP1
 /// that sends nothing or half a header would hold its socket forever, a request the parser refuses would get no
 /// answer, and upgraded connections would not count against ``KizunaConfiguration/maxConnections``. So each
 /// connection gets the ``ConnectionLimiter``'s handler at the front of its pipeline when it is accepted, and a
-/// ``FirstRequestGuard`` behind the upgrade handler until its first request or frame gets through.
+/// ``FirstRequestGuard`` behind the upgrade handler until its first request or frame gets through, and a
+/// ``KeepAliveNormalizer`` after the HTTP decoder.
 ///
 /// Each connection also reads into a buffer of its own that NIO keeps for the connection's life and never shrinks: it
 /// starts at ``initialReadBuffer`` bytes instead of NIO's 2 KiB, and grows (doubling, up to 64 KiB) only for a client
@@ -44,6 +45,9 @@ struct UpgradableHTTPChannel: ServerChildChannel {
         }.flatMapThrowing { value in
             // Behind the upgrade handler, so it sees the first request once the upgrade decision let it through.
             try channel.pipeline.syncOperations.addHandler(FirstRequestGuard(timeout: timeout, logger: guardLogger))
+            // Right after the decoder, where a request still has its HTTP version.
+            let decoder = try channel.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(KeepAliveNormalizer(), position: .after(decoder.handler))
             return value
         }
     }
