@@ -1,4 +1,5 @@
 import Foundation
+import KizunaServer
 import Logging
 import Synchronization
 
@@ -98,5 +99,44 @@ struct ServerLogHandler: LogHandler {
             last.withLock { $0 = (second, text) }
             return text
         }
+    }
+}
+
+extension ServerLogHandler: RequestLineSink {
+    func write(_ request: RequestLine) -> Bool {
+        guard let line = line(for: request) else { return false }
+        BufferedStandardError.shared.append(line, urgent: false)
+        return true
+    }
+
+    /// The request log's line built directly — the same bytes `line(for:)` makes of the event — when the logger carries
+    /// only its request id (which the line's own replaces) and no provider adds metadata; nil otherwise.
+    func line(for request: RequestLine) -> String? {
+        guard metadataProvider == nil, metadata.count == 1, metadata["hb.request.id"] != nil else { return nil }
+        var line = Self.clock.now()
+        line.reserveCapacity(160 + request.path.utf8.count + request.route.utf8.count)
+        line += " info"
+        if !label.isEmpty {
+            line += " "
+            line += label
+        }
+        line += ": duration_ms="
+        line += request.durationMilliseconds
+        line += " hb.request.id="
+        line += request.id
+        line += " http.route="
+        line += request.route
+        line += " http.status="
+        line += request.status
+        line += " ["
+        line += RequestLine.source
+        line += "] "
+        line += request.method
+        line += " "
+        line += request.path
+        line += " "
+        line += request.status
+        line += "\n"
+        return line
     }
 }

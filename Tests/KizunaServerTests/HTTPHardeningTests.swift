@@ -120,6 +120,20 @@ struct HTTPHardeningTests {
         }
     }
 
+    /// `Expect: 100-continue` gets its interim answer in HTTP/1.1 and none in HTTP/1.0, where RFC 9110 says to ignore it.
+    @Test func onlyAnHTTP11ExpectationIsAnsweredWithContinue() async throws {
+        try await withTestServer { server in
+            let port = try #require(server.client.port)
+            for (version, interim) in [("1.1", true), ("1.0", false)] {
+                let connection = try await RawConnection.open(port: port)
+                try await connection.send("GET /health/live HTTP/\(version)\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
+                let answer = try await connection.readUntilClosed()
+                #expect(answer.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200") == interim, "\(answer)")
+                #expect(answer.hasSuffix(#"{"status":"live"}"#), "\(answer)")
+            }
+        }
+    }
+
     /// Framing only a hand-made client sends; each must be a 400 in the standard shape, never a 500.
     static let malformed: [(name: String, request: String, finish: Bool)] = [
         ("chunk size not hex", "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", false),

@@ -1,4 +1,5 @@
 import Foundation
+import KizunaServer
 import Logging
 import Testing
 
@@ -44,5 +45,26 @@ struct ServerLogHandlerTests {
         )
         let plain = ServerLogHandler(label: "kizuna", level: .info, metadataProvider: nil).line(for: Self.event(nil))
         #expect(try Self.body(of: plain) == "info kizuna: [KizunaServer] POST /v1/apps/shop/config:fetch 200\n")
+    }
+
+    /// The request log's direct line is the line the handler makes of the same event, byte for byte; a logger with
+    /// more metadata, or a provider, leaves it to the ordinary path.
+    @Test func theRequestLogWritesTheSameLineDirectly() throws {
+        let request = RequestLine(
+            method: "POST", path: "/v1/apps/shop/config:fetch", status: "200", route: "/v1/apps/{app}/config:fetch", id: "0a1b",
+            durationMilliseconds: "0.123")
+        var handler = ServerLogHandler(label: "kizuna", level: .info, metadataProvider: nil)
+        handler[metadataKey: "hb.request.id"] = .stringConvertible(42)
+        let event = LogEvent(
+            level: .info, message: request.message, error: nil, metadata: request.metadata, source: RequestLine.source, file: #fileID,
+            function: #function, line: #line)
+        let expected = handler.line(for: event)
+        #expect(try Self.body(of: expected).hasPrefix("info kizuna: duration_ms=0.123 hb.request.id=0a1b http.route="))
+        #expect(try Self.body(of: #require(handler.line(for: request))) == Self.body(of: expected))
+
+        var more = handler
+        more[metadataKey: "tenant"] = "a"
+        #expect(more.line(for: request) == nil)
+        #expect(ServerLogHandler(label: "kizuna", level: .info, metadataProvider: Logger.MetadataProvider { [:] }).line(for: request) == nil)
     }
 }

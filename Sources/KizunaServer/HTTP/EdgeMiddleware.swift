@@ -74,19 +74,12 @@ struct EdgeMiddleware: RouterMiddleware {
         guard let active else { return response }
         let id = context.id
         response.headers[.requestID] = id
-        // Hummingbird closes the connection after this answer (see KeepAliveNormalizer); the client is told so.
+        // Hummingbird closes the connection after this answer (see RequestHeadNormalizer); the client is told so.
         if request.headers[.connection] == "close" { response.headers[.connection] = "close" }
-        let status = String(response.status.code)
-        context.logger.info(
-            "\(request.method) \(request.uri.path) \(status)",
-            metadata: [
-                // The logger's own id formats itself again for every line; this is the same text, formatted once.
-                "hb.request.id": .string(id),
-                "http.route": .string(context.endpointPath ?? "-"),
-                "http.status": .string(status),
-                "duration_ms": .string(Self.milliseconds(since: started)),
-            ]
-        )
+        RequestLine(
+            method: request.method.rawValue, path: request.uri.path, status: String(response.status.code), route: context.endpointPath ?? "-",
+            id: id, durationMilliseconds: Self.milliseconds(since: started)
+        ).log(to: context.logger)
         return metrics.answered(response, route: context.endpointPath, method: request.method, started: started, active: active)
     }
 
