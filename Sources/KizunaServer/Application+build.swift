@@ -213,7 +213,7 @@ extension ServerParts {
         let webSocketResponder = webSocketRouter.buildResponder()
         let channels = HTTP1WebSocketUpgradeChannel.Configuration(
             // The handlers are an autoclosure: each connection that stays HTTP gets its own.
-            http1: .init(additionalChannelHandlers: [ParserErrorResponder(logger: logger)], idleTimeout: idleTimeout),
+            http1: .init(additionalChannelHandlers: [ParserErrorResponder(logger: logger), ExpectContinueResponder()], idleTimeout: idleTimeout),
             // A frame may be as large as a message (within what NIO's decoder takes); graphql-transport-ws has
             // its own keep-alive (`ping` messages), so no WebSocket ping frames besides.
             ws: .init(maxFrameSize: min(configuration.graphQLWSMaxMessageBytes, 64 << 20), autoPing: .disabled))

@@ -74,7 +74,7 @@ struct EdgeMiddleware: RouterMiddleware {
         guard let active else { return response }
         let id = context.id
         response.headers[.requestID] = id
-        // Hummingbird closes the connection after this answer (see RequestHeadNormalizer); the client is told so.
+        // Hummingbird closes the connection after this answer (see KeepAliveNormalizer); the client is told so.
         if request.headers[.connection] == "close" { response.headers[.connection] = "close" }
         RequestLine(
             method: request.method.rawValue, path: request.uri.path, status: String(response.status.code), route: context.endpointPath ?? "-",

@@ -15,7 +15,7 @@ import NIOHTTP1
 /// answer, and upgraded connections would not count against ``KizunaConfiguration/maxConnections``. So each
 /// connection gets the ``ConnectionLimiter``'s handler at the front of its pipeline when it is accepted, and a
 /// ``FirstRequestGuard`` behind the upgrade handler until its first request or frame gets through, and a
-/// ``RequestHeadNormalizer`` after the HTTP decoder.
+/// ``KeepAliveNormalizer`` after the HTTP decoder.
 ///
 /// Each connection also reads into a buffer of its own that NIO keeps for the connection's life and never shrinks: it
 /// starts at ``initialReadBuffer`` bytes instead of NIO's 2 KiB, and grows (doubling, up to 64 KiB) only for a client
@@ -47,7 +47,7 @@ struct UpgradableHTTPChannel: ServerChildChannel {
             try channel.pipeline.syncOperations.addHandler(FirstRequestGuard(timeout: timeout, logger: guardLogger))
             // Right after the decoder, where a request still has its HTTP version.
             let decoder = try channel.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(RequestHeadNormalizer(), position: .after(decoder.handler))
+            try channel.pipeline.syncOperations.addHandler(KeepAliveNormalizer(), position: .after(decoder.handler))
             return value
         }
     }
