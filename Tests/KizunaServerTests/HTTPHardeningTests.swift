@@ -99,7 +99,8 @@ struct HTTPHardeningTests {
     }
 
     /// An HTTP/1.0 request without keep-alive (ApacheBench, HAProxy's default health check) is answered and its
-    /// connection closed at once, as is `Connection: Close` in any case; with keep-alive the connection stays.
+    /// connection closed at once, as is `Connection: Close` in any case, and an upgrade Kizuna does not offer is
+    /// ignored; with keep-alive the connection stays.
     @Test func requestsThatDoNotKeepAliveAreAnsweredAndClosed() async throws {
         try await withTestServer { server in
             let port = try #require(server.client.port)
@@ -110,6 +111,15 @@ struct HTTPHardeningTests {
                 #expect(answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix(#"{"status":"live"}"#), "\(answer)")
                 #expect(answer.lowercased().contains("\r\nconnection: close\r\n"), "\(answer)")
             }
+            // An upgrade to anything but a WebSocket (curl --http2 on http://) is ignored: answered in HTTP/1.1, then
+            // closed (NIO's decoder parses nothing after a request it took for an upgrade).
+            let h2c = try await RawConnection.open(port: port)
+            try await h2c.send(
+                "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                    + "HTTP2-Settings: AAMAAABkAAQAoAAA\r\n\r\n")
+            let upgradeIgnored = try await h2c.readUntilClosed()
+            #expect(upgradeIgnored.hasPrefix("HTTP/1.1 200") && upgradeIgnored.hasSuffix(#"{"status":"live"}"#), "\(upgradeIgnored)")
+            #expect(upgradeIgnored.lowercased().contains("\r\nconnection: close\r\n"), "\(upgradeIgnored)")
             let kept = try await RawConnection.open(port: port)
             try await kept.send("GET /health/live HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
             let first = try await kept.readResponse()

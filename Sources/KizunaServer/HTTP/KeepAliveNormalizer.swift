@@ -12,25 +12,39 @@ import NIOHTTP1
 /// - **An HTTP/1.0 request's `Expect`** is dropped, as RFC 9110 §10.1.1 requires, so ``ExpectContinueResponder``
 ///   never sends it a `100 Continue`.
 ///
-/// It leaves the pipeline with a request asking for an upgrade (a WebSocket): if the upgrade happens, what follows is
-/// no longer HTTP, and NIO hands the bytes after the request on as they are. (A refused upgrade leaves the rest of
-/// that connection without it, as every connection was before it existed.)
+/// - **An upgrade to anything but a WebSocket** (`h2c`) is dropped from the head and the request answered in HTTP/1.1,
+///   as RFC 9110 §7.8 allows, with `Connection: close`: the upgrade handler behind closed such a connection without
+///   an answer.
+///
+/// It leaves the pipeline with a request asking for a WebSocket: if the upgrade happens, what follows is no longer
+/// HTTP, and NIO hands the bytes after the request on as they are. (Hummingbird answers a refused one 400 and closes.)
 final class KeepAliveNormalizer: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
-        if head.headers.contains(name: "upgrade") {
+        let upgrades = head.headers["upgrade"]
+        if upgrades.contains(where: { $0.lowercased().contains("websocket") }) {
             context.fireChannelRead(data)
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
             return
         }
         let closes = !head.isKeepAlive && head.headers["connection"] != ["close"]
         let ignoredExpectation = head.version == .http1_0 && head.headers.contains(name: "expect")
-        guard closes || ignoredExpectation else { return context.fireChannelRead(data) }
+        guard closes || ignoredExpectation || !upgrades.isEmpty else { return context.fireChannelRead(data) }
         if closes { head.headers.replaceOrAdd(name: "connection", value: "close") }
+        if !upgrades.isEmpty { Self.ignoreUpgrade(&head.headers) }
         if ignoredExpectation { head.headers.remove(name: "expect") }
         context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    /// Drops an upgrade to anything but a WebSocket (`h2c` from curl `--http2` on an `http://` URL), which RFC 9110
+    /// §7.8 lets a server ignore, and closes the connection after the answer: NIO's decoder has taken the request for
+    /// an upgrade and parses nothing after it.
+    private static func ignoreUpgrade(_ headers: inout HTTPHeaders) {
+        headers.remove(name: "upgrade")
+        headers.remove(name: "http2-settings")
+        headers.replaceOrAdd(name: "connection", value: "close")
     }
 }
