@@ -39,27 +39,51 @@ struct ServerLogHandler: LogHandler {
     func line(for event: LogEvent) -> String {
         let entries = Self.entries(logger: metadata, provided: metadataProvider?.get(), event: event.metadata, error: event.error)
         let message = event.message.description
+        var line = start(event.level, capacity: 160 + message.utf8.count)
+        for (key, value) in entries {
+            if case .string(let text) = value { Self.append(key, text, to: &line) } else { Self.append(key, value.description, to: &line) }
+        }
+        Self.finish(&line, source: event.source, message: message)
+        return line
+    }
+
+    /// "TIMESTAMP LEVEL LABEL:", the start of every line, in a string with room for the rest.
+    private func start(_ level: Logger.Level, capacity: Int) -> String {
         var line = Self.clock.now()
-        line.reserveCapacity(160 + message.utf8.count)
+        line.reserveCapacity(capacity)
         line += " "
-        line += event.level.rawValue
+        line += level.rawValue
         if !label.isEmpty {
             line += " "
             line += label
         }
         line += ":"
-        for (key, value) in entries {
-            line += " "
-            line += key
-            line += "="
-            if case .string(let text) = value { line += text } else { line += value.description }
-        }
+        return line
+    }
+
+    /// One " KEY=VALUE" of a line's metadata.
+    private static func append(_ key: String, _ value: String, to line: inout String) {
+        line += " "
+        line += key
+        line += "="
+        line += value
+    }
+
+    /// " [SOURCE] MESSAGE" and the newline; a message in parts (joined by spaces) is not put together first.
+    private static func finish(_ line: inout String, source: String, message: String, _ more: String? = nil, _ last: String? = nil) {
         line += " ["
-        line += event.source
+        line += source
         line += "] "
         line += message
+        if let more {
+            line += " "
+            line += more
+        }
+        if let last {
+            line += " "
+            line += last
+        }
         line += "\n"
-        return line
     }
 
     /// A line's metadata sorted by key, a later source winning over an earlier one for the same key: the logger's, the
@@ -113,30 +137,13 @@ extension ServerLogHandler: RequestLineSink {
     /// only its request id (which the line's own replaces) and no provider adds metadata; nil otherwise.
     func line(for request: RequestLine) -> String? {
         guard metadataProvider == nil, metadata.count == 1, metadata["hb.request.id"] != nil else { return nil }
-        var line = Self.clock.now()
-        line.reserveCapacity(160 + request.path.utf8.count + request.route.utf8.count)
-        line += " info"
-        if !label.isEmpty {
-            line += " "
-            line += label
-        }
-        line += ": duration_ms="
-        line += request.durationMilliseconds
-        line += " hb.request.id="
-        line += request.id
-        line += " http.route="
-        line += request.route
-        line += " http.status="
-        line += request.status
-        line += " ["
-        line += RequestLine.source
-        line += "] "
-        line += request.method
-        line += " "
-        line += request.path
-        line += " "
-        line += request.status
-        line += "\n"
+        var line = start(.info, capacity: 160 + request.path.utf8.count + request.route.utf8.count)
+        // RequestLine.metadata's keys, in the sorted order line(for:) writes them.
+        Self.append("duration_ms", request.durationMilliseconds, to: &line)
+        Self.append("hb.request.id", request.id, to: &line)
+        Self.append("http.route", request.route, to: &line)
+        Self.append("http.status", request.status, to: &line)
+        Self.finish(&line, source: RequestLine.source, message: request.method, request.path, request.status)
         return line
     }
 }

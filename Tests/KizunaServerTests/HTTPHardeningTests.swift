@@ -90,9 +90,7 @@ struct HTTPHardeningTests {
             #expect(answers.components(separatedBy: "HTTP/1.1 200").count - 1 == 3, "\(answers)")
             #expect(answers.hasSuffix(#"{"status":"live"}"#))
             for _ in 0..<5 {
-                let closing = try await RawConnection.open(port: port)
-                try await closing.send("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                let answer = try await closing.readUntilClosed()
+                let answer = try await RawConnection.exchange(port: port, "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
                 #expect(answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix(#"{"status":"live"}"#), "\(answer)")
             }
         }
@@ -104,20 +102,21 @@ struct HTTPHardeningTests {
     @Test func requestsThatDoNotKeepAliveAreAnsweredAndClosed() async throws {
         try await withTestServer { server in
             let port = try #require(server.client.port)
+            // A second request right behind each must go unanswered: the connection is closed after the first answer,
+            // not left open until the idle timeout.
+            let behind = "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
             for request in ["GET /health/live HTTP/1.0\r\n\r\n", "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Close\r\n\r\n"] {
-                let connection = try await RawConnection.open(port: port)
-                try await connection.send(request)
-                let answer = try await connection.readUntilClosed()
+                let answer = try await RawConnection.exchange(port: port, request + behind)
                 #expect(answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix(#"{"status":"live"}"#), "\(answer)")
                 #expect(answer.lowercased().contains("\r\nconnection: close\r\n"), "\(answer)")
+                #expect(answer.components(separatedBy: "HTTP/1.1 200").count == 2, "\(answer)")
             }
             // An upgrade to anything but a WebSocket (curl --http2 on http://) is ignored: answered in HTTP/1.1, then
             // closed (NIO's decoder parses nothing after a request it took for an upgrade).
-            let h2c = try await RawConnection.open(port: port)
-            try await h2c.send(
+            let upgradeIgnored = try await RawConnection.exchange(
+                port: port,
                 "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
                     + "HTTP2-Settings: AAMAAABkAAQAoAAA\r\n\r\n")
-            let upgradeIgnored = try await h2c.readUntilClosed()
             #expect(upgradeIgnored.hasPrefix("HTTP/1.1 200") && upgradeIgnored.hasSuffix(#"{"status":"live"}"#), "\(upgradeIgnored)")
             #expect(upgradeIgnored.lowercased().contains("\r\nconnection: close\r\n"), "\(upgradeIgnored)")
             let kept = try await RawConnection.open(port: port)
@@ -135,9 +134,8 @@ struct HTTPHardeningTests {
         try await withTestServer { server in
             let port = try #require(server.client.port)
             for (version, interim) in [("1.1", true), ("1.0", false)] {
-                let connection = try await RawConnection.open(port: port)
-                try await connection.send("GET /health/live HTTP/\(version)\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
-                let answer = try await connection.readUntilClosed()
+                let answer = try await RawConnection.exchange(
+                    port: port, "GET /health/live HTTP/\(version)\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
                 #expect(answer.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200") == interim, "\(answer)")
                 #expect(answer.hasSuffix(#"{"status":"live"}"#), "\(answer)")
             }

@@ -58,6 +58,13 @@ public final class RawConnection: Sendable {
         return RawConnection(channel: channel, inbound: inbound)
     }
 
+    /// Sends `text` on a new connection and returns everything the server sends until it closes it.
+    public static func exchange(port: Int, _ text: String) async throws -> String {
+        let connection = try await open(port: port)
+        try await connection.send(text)
+        return try await connection.readUntilClosed()
+    }
+
     /// Sends `text` as it is.
     public func send(_ text: String) async throws {
         try await channel.writeAndFlush(ByteBuffer(string: text))

@@ -16,31 +16,31 @@ extension DeviceRequest {
         if !reader.take(UInt8(ascii: "}")) {
             repeat {
                 guard let key = reader.string(), reader.take(UInt8(ascii: ":")),
-                    let field = Self.fields.firstIndex(where: { $0.elementsEqual(key) })
+                    let index = Field.keys.firstIndex(where: { $0.elementsEqual(key) }), let field = Field(rawValue: index)
                 else { return nil }
-                let bit: UInt16 = 1 << field
+                let bit: UInt16 = 1 << index
                 guard seen & bit == 0 else { return nil }
                 seen |= bit
                 switch field {
-                case 0:
+                case .appVersion:
                     guard let text = reader.string() else { return nil }
                     device.appVersion = String(decoding: text, as: UTF8.self)
-                case 1: guard reader.optionalText(into: &device.buildNumber) else { return nil }
-                case 2:
+                case .buildNumber: guard reader.optionalText(into: &device.buildNumber) else { return nil }
+                case .platform:
                     if reader.takeNull() { break }
                     guard let text = reader.string(), let platform = Platform(rawValue: String(decoding: text, as: UTF8.self)) else {
                         return nil
                     }
                     device.platform = platform
-                case 3: guard reader.optionalText(into: &device.osVersion) else { return nil }
-                case 4: guard reader.optionalText(into: &device.locale) else { return nil }
-                case 5: guard reader.optionalText(into: &device.country) else { return nil }
-                case 6: guard reader.optionalText(into: &device.installId) else { return nil }
-                case 7:
+                case .osVersion: guard reader.optionalText(into: &device.osVersion) else { return nil }
+                case .locale: guard reader.optionalText(into: &device.locale) else { return nil }
+                case .country: guard reader.optionalText(into: &device.country) else { return nil }
+                case .installId: guard reader.optionalText(into: &device.installId) else { return nil }
+                case .attributes:
                     if reader.takeNull() { break }
                     guard let attributes = reader.attributes() else { return nil }
                     device.attributes = attributes
-                default:
+                case .knownVersion:
                     if reader.takeNull() { break }
                     guard let version = reader.integer() else { return nil }
                     knownVersion = version
@@ -48,14 +48,16 @@ extension DeviceRequest {
             } while reader.take(UInt8(ascii: ","))
             guard reader.take(UInt8(ascii: "}")) else { return nil }
         }
-        guard seen & 1 == 1, reader.atEnd else { return nil }
+        guard seen & (1 << Field.appVersion.rawValue) != 0, reader.atEnd else { return nil }
         self.init(device: device, knownVersion: knownVersion)
     }
 
-    /// The fields the reader knows, in the order of its `switch`.
-    private static let fields: [[UInt8]] = [
-        "appVersion", "buildNumber", "platform", "osVersion", "locale", "country", "installId", "attributes", "knownVersion",
-    ].map { Array($0.utf8) }
+    /// The fields the reader knows, named as their JSON keys; a field's bit in `seen` is its raw value.
+    private enum Field: Int, CaseIterable {
+        case appVersion, buildNumber, platform, osVersion, locale, country, installId, attributes, knownVersion
+
+        static let keys: [[UInt8]] = allCases.map { Array(String(describing: $0).utf8) }
+    }
 }
 
 /// The few JSON forms ``DeviceRequest/init(plainJSON:)`` reads; every method answers `nil` or `false` where the bytes

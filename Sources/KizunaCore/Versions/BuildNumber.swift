@@ -13,11 +13,7 @@ public struct BuildNumber: Sendable, Hashable, Comparable, CustomStringConvertib
     /// - Throws: ``VersionFormatError`` naming the bad part.
     public init(parsing text: String) throws(VersionFormatError) {
         guard !text.isEmpty else { throw VersionFormatError(input: text, reason: "it is empty") }
-        if let plain = DottedNumbers.plain(text.utf8) {
-            components = plain
-        } else {
-            components = try DottedNumbers.parse(Substring(text), kind: "a build number", input: text)
-        }
+        components = try DottedNumbers.parse(Substring(text), kind: "a build number", input: text)
         description = text
     }
 

@@ -39,14 +39,6 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
     /// - Throws: ``VersionFormatError`` naming the first part that is not a version.
     public init(parsing text: String) throws(VersionFormatError) {
         func fail(_ reason: String) -> VersionFormatError { VersionFormatError(input: text, reason: reason) }
-        // Nearly every version a device sends is digits and dots: read those bytes directly.
-        if let components = DottedNumbers.plain(text.utf8) {
-            self.components = components
-            preRelease = []
-            buildMetadata = []
-            description = text
-            return
-        }
         guard !text.isEmpty else { throw fail("it is empty") }
         var rest = Substring(text)
         var build: [String] = []
@@ -159,6 +151,9 @@ public struct VersionFormatError: Error, Hashable, Sendable, CustomStringConvert
 enum DottedNumbers {
     /// Parses one to ``SemanticVersion/maximumComponents`` integers separated by dots.
     static func parse(_ text: Substring, kind: String, input: String) throws(VersionFormatError) -> [Int] {
+        // Nearly every version a device sends is digits and dots: those bytes are read directly, and only anything else
+        // is split up to say what is wrong with it.
+        if let numbers = plain(text.utf8) { return numbers }
         func fail(_ reason: String) -> VersionFormatError { VersionFormatError(input: input, reason: reason) }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count <= SemanticVersion.maximumComponents else {
@@ -177,8 +172,8 @@ enum DottedNumbers {
     }
 
     /// The numbers of a text that is only digits and dots, each dot between two numbers, read byte by byte; `nil` for
-    /// anything else — ``parse(_:kind:input:)`` then explains what is wrong.
-    static func plain(_ text: String.UTF8View) -> [Int]? {
+    /// anything else.
+    private static func plain(_ text: Substring.UTF8View) -> [Int]? {
         var numbers: [Int] = []
         numbers.reserveCapacity(4)
         var current = 0

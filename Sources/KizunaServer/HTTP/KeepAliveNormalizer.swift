@@ -30,21 +30,17 @@ final class KeepAliveNormalizer: ChannelInboundHandler, RemovableChannelHandler 
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
             return
         }
-        let closes = !head.isKeepAlive && head.headers["connection"] != ["close"]
+        // An ignored upgrade closes too: NIO's decoder has taken the request for an upgrade and parses nothing after it.
+        let ignoredUpgrade = !upgrades.isEmpty
+        let closes = (ignoredUpgrade || !head.isKeepAlive) && head.headers["connection"] != ["close"]
         let ignoredExpectation = head.version == .http1_0 && head.headers.contains(name: "expect")
-        guard closes || ignoredExpectation || !upgrades.isEmpty else { return context.fireChannelRead(data) }
+        guard closes || ignoredUpgrade || ignoredExpectation else { return context.fireChannelRead(data) }
+        if ignoredUpgrade {
+            head.headers.remove(name: "upgrade")
+            head.headers.remove(name: "http2-settings")
+        }
         if closes { head.headers.replaceOrAdd(name: "connection", value: "close") }
-        if !upgrades.isEmpty { Self.ignoreUpgrade(&head.headers) }
         if ignoredExpectation { head.headers.remove(name: "expect") }
         context.fireChannelRead(wrapInboundOut(.head(head)))
-    }
-
-    /// Drops an upgrade to anything but a WebSocket (`h2c` from curl `--http2` on an `http://` URL), which RFC 9110
-    /// §7.8 lets a server ignore, and closes the connection after the answer: NIO's decoder has taken the request for
-    /// an upgrade and parses nothing after it.
-    private static func ignoreUpgrade(_ headers: inout HTTPHeaders) {
-        headers.remove(name: "upgrade")
-        headers.remove(name: "http2-settings")
-        headers.replaceOrAdd(name: "connection", value: "close")
     }
 }

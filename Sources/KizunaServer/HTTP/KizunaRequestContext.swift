@@ -33,7 +33,7 @@ package struct KizunaRequestContext: RequestContext {
 package struct JSONRequestDecoder: RequestDecoder {
     package func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         let buffer =
-            if let collected = (context as? KizunaRequestContext)?.collectedBody { collected } else {
+            if let context = context as? KizunaRequestContext { try await request.body(context) } else {
                 try await request.body.collect(upTo: context.maxUploadSize)
             }
         return try Self.decode(T.self, from: buffer)
