@@ -41,6 +41,8 @@ struct ServerParts {
     /// Signed static copies of the gate policies.
     package let mirrors: GateMirrors
     let configuration: KizunaConfiguration
+    /// Answers `config:fetch` and `gate:check` in the channel pipeline when it can (nil: switched off).
+    let deviceLane: DeviceFastLane?
     /// Held while an SQLite store is served, so a second server on the same data directory is refused.
     let storeLock: StoreLock?
 
@@ -82,8 +84,9 @@ struct ServerParts {
 
         router = Router(context: KizunaRequestContext.self)
         let allowedMethods = AllowedMethods()
+        let metrics = RequestMetrics()
         let edge = EdgeMiddleware(
-            metrics: RequestMetrics(), errors: ErrorResponder(allowedMethods: allowedMethods), readiness: ReadinessGate(readiness: readiness),
+            metrics: metrics, errors: ErrorResponder(allowedMethods: allowedMethods), readiness: ReadinessGate(readiness: readiness),
             // Release artifacts stream to the blob store under their own limit.
             bodyLimit: BodyLimit(limit: configuration.maxBodySize, streams: ReleasesController.isArtifactUpload))
         if configuration.corsOrigins.isEmpty {
@@ -152,7 +155,13 @@ struct ServerParts {
             retention: configuration.documentRetention
         ).addRoutes(to: admin)
         let installLimiter = InstallRateLimiter(limit: configuration.deviceRateLimit)
-        DeviceController(live: live, limiter: installLimiter).addRoutes(to: v1)
+        let devices = DeviceController(live: live, limiter: installLimiter)
+        devices.addRoutes(to: v1)
+        deviceLane =
+            configuration.deviceFastLane
+            ? DeviceFastLane(
+                devices: devices, readiness: readiness, metrics: metrics, logger: logger, bodyLimit: configuration.maxBodySize,
+                serverName: Self.serverName) : nil
         APIKeysController(keys: apiKeys).addAdminRoutes(to: admin)
         EventStreamController(feed: feed, live: live, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
@@ -204,6 +213,9 @@ struct ServerParts {
 }
 
 extension ServerParts {
+    /// The `Server` header of every answer.
+    static let serverName = "kizuna"
+
     /// The application serving these parts; the store closes after the server has drained.
     /// - Parameter onListening: told the port once the server listens (useful with port 0).
     func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
@@ -211,9 +223,12 @@ extension ServerParts {
         let logger = logger
         let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1)))
         let webSocketResponder = webSocketRouter.buildResponder()
+        let lane = deviceLane
         let channels = HTTP1WebSocketUpgradeChannel.Configuration(
             // The handlers are an autoclosure: each connection that stays HTTP gets its own.
-            http1: .init(additionalChannelHandlers: [ParserErrorResponder(logger: logger), ExpectContinueResponder()], idleTimeout: idleTimeout),
+            http1: .init(
+                additionalChannelHandlers: [ParserErrorResponder(logger: logger), ExpectContinueResponder()] + (lane.map { [$0.installer()] } ?? []),
+                idleTimeout: idleTimeout),
             // A frame may be as large as a message (within what NIO's decoder takes); graphql-transport-ws has
             // its own keep-alive (`ping` messages), so no WebSocket ping frames besides.
             ws: .init(maxFrameSize: min(configuration.graphQLWSMaxMessageBytes, 64 << 20), autoPing: .disabled))
@@ -225,7 +240,7 @@ extension ServerParts {
         return Application(
             router: router,
             server: server,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "kizuna"),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: Self.serverName),
             // Stopped in reverse order: the push sender, the hub and the job runner stop before the feed does and the store closes.
             services: [
                 DatabaseService(database: database, logger: logger, storeLock: storeLock), startup, feed, jobs, sweeper, uploadsExpiry, hub,

@@ -30,6 +30,9 @@ public struct KizunaConfiguration: Sendable {
     public var documentRetention: Int
     /// How often one install may call `config:fetch` and `gate:check`.
     public var deviceRateLimit: DeviceRateLimit
+    /// Whether `config:fetch` and `gate:check` are answered in the connection's pipeline when everything they need is
+    /// in memory (``DeviceFastLane``); the same answers either way. Off only to compare the two paths.
+    package var deviceFastLane = true
     /// How often an idle event stream sends a keep-alive comment.
     public var eventKeepAlive: Duration = .seconds(25)
     /// Lifetimes of sessions, handoff codes and reset tokens.

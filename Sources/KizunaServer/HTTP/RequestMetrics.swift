@@ -67,6 +67,12 @@ final class RequestMetrics: Sendable {
         return response
     }
 
+    /// Records an answer of known length given with `status` (``DeviceFastLane``'s, which never reach a middleware).
+    func answered(_ status: HTTPResponse.Status, route: String, method: HTTPRequest.Method, started: UInt64, active: Meter) {
+        endpoint(.init(route: route, method: method, status: status)).record(since: started)
+        active.decrement()
+    }
+
     /// Records a request that ended in an error no middleware inside answered.
     func failed(_ error: any Error, route: String?, method: HTTPRequest.Method, active: Meter) {
         let status = (error as? any HTTPResponseError)?.status ?? .internalServerError

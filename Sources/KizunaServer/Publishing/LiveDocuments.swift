@@ -63,6 +63,16 @@ final class LiveDocuments: Sendable {
         try await live(app, policies, kind: .gate, atLeast: atLeast, parse: GatePolicy.init(parsing:))
     }
 
+    /// The live config template of `app` when it is cached and at least `atLeast`; nil when it would have to be read.
+    func cachedConfig(_ app: String, atLeast: Int64? = nil) -> Live<RemoteConfigTemplate, ConditionOutcomes>? {
+        cached(app, templates, atLeast: atLeast)
+    }
+
+    /// The live gate policy of `app` when it is cached and at least `atLeast`; nil when it would have to be read.
+    func cachedGate(_ app: String, atLeast: Int64? = nil) -> Live<GatePolicy, GateAnswerKey>? {
+        cached(app, policies, atLeast: atLeast)
+    }
+
     /// The live versions of both documents, for a stream's opening snapshot.
     ///
     /// - Throws: `not_found` for an unknown app.
@@ -70,6 +80,13 @@ final class LiveDocuments: Sendable {
         async let config = config(app)
         async let gate = gate(app)
         return try await (config.version, gate.version)
+    }
+
+    private func cached<Value: Sendable, Key: Hashable & Sendable>(
+        _ app: String, _ cache: FeedCache<Parsed<Value, Key>>, atLeast: Int64?
+    ) -> Live<Value, Key>? {
+        guard let record = records.cached(app), let parsed = cache.cached(app, isFresh: { $0.version >= atLeast ?? 0 }) else { return nil }
+        return Live(app: record, version: parsed.version, value: parsed.value, answers: parsed.answers)
     }
 
     private nonisolated(nonsending) func live<Value: Sendable, Key: Hashable & Sendable>(

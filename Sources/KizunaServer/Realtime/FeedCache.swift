@@ -29,6 +29,12 @@ final class FeedCache<Value: Sendable>: Sendable {
         }
     }
 
+    /// The cached value of `key` when there is one and `isFresh` accepts it; nil otherwise (nothing is loaded).
+    func cached(_ key: String, isFresh: (Value) -> Bool = { _ in true }) -> Value? {
+        guard let cached = slots.withLock({ $0[key]?.value }), isFresh(cached) else { return nil }
+        return cached
+    }
+
     /// The cached value of `key` when `isFresh` accepts it, otherwise what `load` reads (kept if no change came
     /// meanwhile). A load that throws keeps nothing.
     nonisolated(nonsending) func value(

@@ -22,6 +22,8 @@ struct TestServer: Sendable {
     var pushSender: PushSender? = nil
     /// The apple-app-site-association file as served.
     var associationFile: AssociationFile? = nil
+    /// The device routes' fast lane, when it is on.
+    var deviceLane: DeviceFastLane? = nil
 
     /// Sends a request, with the admin token unless `authorized` is false.
     @discardableResult
@@ -70,7 +72,7 @@ func withTestServer(
         configuration.keepBlobsInTemporaryDirectory()
         let parts = try await ServerParts(configuration: configuration)
         let (database, readiness, feed, sweeper, sender) = (parts.database, parts.readiness, parts.feed, parts.sweeper, parts.pushSender)
-        let associationFile = parts.associationFile
+        let (associationFile, deviceLane) = (parts.associationFile, parts.deviceLane)
         try await parts.application().test(.live) { client in
             var token = ""
             if waitUntilReady {
@@ -83,7 +85,7 @@ func withTestServer(
             try await body(
                 TestServer(
                     database: database, readiness: readiness, feed: feed, sweeper: sweeper, client: client, adminToken: token, pushSender: sender,
-                    associationFile: associationFile))
+                    associationFile: associationFile, deviceLane: deviceLane))
         }
     }
 }
@@ -108,7 +110,7 @@ func withTestServers(
         let b = try await ServerParts(configuration: configuration)
         let (databaseA, readinessA, feedA, sweeperA, senderA) = (a.database, a.readiness, a.feed, a.sweeper, a.pushSender)
         let (databaseB, readinessB, feedB, sweeperB, senderB) = (b.database, b.readiness, b.feed, b.sweeper, b.pushSender)
-        let (fileA, fileB) = (a.associationFile, b.associationFile)
+        let (fileA, fileB, laneA, laneB) = (a.associationFile, b.associationFile, a.deviceLane, b.deviceLane)
         let applicationB = b.application()
         try await a.application().test(.live) { clientA in
             let stateA = await readinessA.settled()
@@ -117,13 +119,13 @@ func withTestServers(
             let token = try #require(await iterator.next()).token
             let instanceA = TestServer(
                 database: databaseA, readiness: readinessA, feed: feedA, sweeper: sweeperA, client: clientA, adminToken: token, pushSender: senderA,
-                associationFile: fileA)
+                associationFile: fileA, deviceLane: laneA)
             try await applicationB.test(.live) { clientB in
                 let stateB = await readinessB.settled()
                 try #require(stateB == .ready)
                 let instanceB = TestServer(
                     database: databaseB, readiness: readinessB, feed: feedB, sweeper: sweeperB, client: clientB, adminToken: token,
-                    pushSender: senderB, associationFile: fileB)
+                    pushSender: senderB, associationFile: fileB, deviceLane: laneB)
                 try await body(instanceA, instanceB)
             }
         }
