@@ -44,7 +44,8 @@ struct DeviceFastLaneTests {
     }
 
     /// Publishes the template and the policy, then sends the same requests, one at a time on one keep-alive connection,
-    /// and returns the answers normalized, which of them the lane gave, and the request log's lines for the device routes.
+    /// and returns the answers normalized, which of them the lane gave, and the request log's lines for the device routes
+    /// (message, route and status).
     static func answers(fastLane: Bool) async throws -> (answers: [String], viaLane: [Bool], log: [String]) {
         let records = RecordingLogHandler.Records()
         let configure: @Sendable (inout KizunaConfiguration) -> Void = { configuration in
@@ -104,7 +105,11 @@ struct DeviceFastLaneTests {
             result.withLock { [answers, viaLane] in $0 = (answers, viaLane) }
         }
         let (answers, viaLane) = result.withLock { $0 }
-        return (answers, viaLane, records.messages(at: .info).filter { $0.hasPrefix("POST /v1/apps/") })
+        // The line's message with the metadata that does not differ by design (the route names the metrics too).
+        let log = records.events(at: .info).filter { $0.message.hasPrefix("POST /v1/apps/") }.map { event in
+            "\(event.message) route=\(event.metadata["http.route"]?.description ?? "-") status=\(event.metadata["http.status"]?.description ?? "-")"
+        }
+        return (answers, viaLane, log)
     }
 
     @Test func answersAreTheRoutesAnswersByteForByte() async throws {
@@ -138,6 +143,12 @@ struct DeviceFastLaneTests {
             try #require(answers.count == 3)
             #expect(answers[0].body.contains(#""bundleId":"com.example.shop""#))
             #expect(answers[1].body == warm.text && answers[2].body == warm.text)
+            // The lane is on this connection: with nothing in front of it, the same fetch is its to answer.
+            let lane = try #require(server.deviceLane)
+            let before = lane.answered.value
+            try await connection.send(fetch)
+            #expect(try await connection.readResponse().hasSuffix(warm.text))
+            #expect(lane.answered.value == before + 1)
             await connection.close()
         }
     }

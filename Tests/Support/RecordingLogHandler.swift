@@ -5,13 +5,18 @@ import Synchronization
 /// lines (requests as the server saw them, however many connections carried them).
 public struct RecordingLogHandler: LogHandler {
     public final class Records: Sendable {
-        public let entries = Mutex<[(level: Logger.Level, message: String)]>([])
+        public let entries = Mutex<[(level: Logger.Level, message: String, metadata: Logger.Metadata)]>([])
 
         public init() {}
 
         /// The messages logged at `level`.
         public func messages(at level: Logger.Level) -> [String] {
             entries.withLock { $0.filter { $0.level == level }.map(\.message) }
+        }
+
+        /// The messages logged at `level` with their metadata (the event's over the logger's).
+        public func events(at level: Logger.Level) -> [(message: String, metadata: Logger.Metadata)] {
+            entries.withLock { $0.filter { $0.level == level }.map { ($0.message, $0.metadata) } }
         }
     }
 
@@ -30,7 +35,8 @@ public struct RecordingLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        records.entries.withLock { $0.append((event.level, event.message.description)) }
+        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        records.entries.withLock { $0.append((event.level, event.message.description, merged)) }
     }
 
     /// A logger that records into a new ``Records``.

@@ -16,17 +16,20 @@ struct DeviceController: Sendable {
     let live: LiveDocuments
     let limiter: InstallRateLimiter
 
-    /// The two endpoints.
-    enum Endpoint: Sendable {
+    /// The two endpoints, each `POST /v1/apps/{app}/<action>`.
+    enum Endpoint: Sendable, CaseIterable {
         case config, gate
 
-        /// The route as the router names it (the request log's and the metrics' `http.route`).
-        var route: String {
+        /// The path's last segment.
+        var action: String {
             switch self {
-            case .config: "/v1/apps/{app}/config:fetch"
-            case .gate: "/v1/apps/{app}/gate:check"
+            case .config: "config:fetch"
+            case .gate: "gate:check"
             }
         }
+
+        /// The route as the router names it (the request log's and the metrics' `http.route`), under the `/v1` group.
+        var route: String { "/v1/apps/{app}/\(action)" }
     }
 
     /// An answer: 200 with the body, or 304 when `If-None-Match` named it.
@@ -37,8 +40,8 @@ struct DeviceController: Sendable {
     }
 
     func addRoutes(to v1: RouterGroup<KizunaRequestContext>) {
-        v1.post("/apps/{app}/config:fetch", use: fetchConfig)
-        v1.post("/apps/{app}/gate:check", use: checkGate)
+        v1.post("/apps/{app}/\(Endpoint.config.action)", use: fetchConfig)
+        v1.post("/apps/{app}/\(Endpoint.gate.action)", use: checkGate)
     }
 
     /// The config values this device gets, evaluated against the live template (or the answer already encoded for

@@ -70,12 +70,8 @@ struct DeviceFastLane: Sendable {
         guard let slash = rest.firstIndex(of: UInt8(ascii: "/")), slash != rest.startIndex,
             !rest[..<slash].contains(where: { $0 == UInt8(ascii: "%") })
         else { return nil }
-        let endpoint: DeviceController.Endpoint
-        switch String(Substring(rest[rest.index(after: slash)...])) {
-        case "config:fetch": endpoint = .config
-        case "gate:check": endpoint = .gate
-        default: return nil
-        }
+        let action = rest[rest.index(after: slash)...]
+        guard let endpoint = DeviceController.Endpoint.allCases.first(where: { $0.action.utf8.elementsEqual(action) }) else { return nil }
         return (endpoint, String(Substring(rest[..<slash])))
     }
 
@@ -179,7 +175,6 @@ struct DeviceFastLane: Sendable {
         }
 
         private func answer(_ held: Held, with reply: DeviceController.Reply, context: ChannelHandlerContext) {
-            let active = lane.metrics.begin(.post)
             let id = RequestID().description
             var headers = reply.headers
             headers[.requestID] = id
@@ -193,7 +188,7 @@ struct DeviceFastLane: Sendable {
                 method: "POST", path: held.head.path ?? "", status: String(reply.status.code), route: route, id: id,
                 durationMilliseconds: EdgeMiddleware.milliseconds(since: held.started)
             ).log(to: lane.logger)
-            lane.metrics.answered(reply.status, route: route, method: .post, started: held.started, active: active)
+            lane.metrics.answered(reply.status, route: route, method: .post, started: held.started)
             lane.answered.add()
         }
     }

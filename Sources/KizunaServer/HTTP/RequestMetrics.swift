@@ -67,10 +67,10 @@ final class RequestMetrics: Sendable {
         return response
     }
 
-    /// Records an answer of known length given with `status` (``DeviceFastLane``'s, which never reach a middleware).
-    func answered(_ status: HTTPResponse.Status, route: String, method: HTTPRequest.Method, started: UInt64, active: Meter) {
+    /// Records an answer of known length given with `status` by ``DeviceFastLane``, which never reaches a middleware.
+    /// Not counted as active: the lane answers in the same pass of the event loop that read the request's end.
+    func answered(_ status: HTTPResponse.Status, route: String, method: HTTPRequest.Method, started: UInt64) {
         endpoint(.init(route: route, method: method, status: status)).record(since: started)
-        active.decrement()
     }
 
     /// Records a request that ended in an error no middleware inside answered.
