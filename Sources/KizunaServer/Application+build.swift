@@ -64,7 +64,8 @@ struct ServerParts {
         } else {
             storeLock = nil
         }
-        database = try KizunaDatabase(location: configuration.database, logger: databaseLogger)
+        database = try KizunaDatabase(
+            location: configuration.database, connectionWait: configuration.databaseConnectionWait, logger: databaseLogger)
         let runner = MigrationRunner(database: database, steps: configuration.migrations, logger: logger)
         do {
             _ = try await runner.status()  // refuses a newer store before anything writes to it

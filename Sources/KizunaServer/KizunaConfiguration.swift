@@ -56,6 +56,9 @@ public struct KizunaConfiguration: Sendable {
     /// Origins (`https://app.example.com`) whose web pages may call the device and account API from a browser. None
     /// by default: native apps need no CORS.
     public var corsOrigins: [String] = []
+    /// How long a request waits for a free store connection before it fails (tests, running dozens of servers on two
+    /// cores, wait longer).
+    package var databaseConnectionWait: Duration = .seconds(10)
     /// scrypt's cost for new password hashes (tests lower it to run faster).
     package var passwordParameters: PasswordHasher.Parameters = .standard
     /// How often the change feed reads the log without being woken: the most a lost notification delays an event.

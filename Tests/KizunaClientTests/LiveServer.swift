@@ -44,6 +44,9 @@ struct LiveServer {
         // users at once on two cores would otherwise queue hashes past the clients' timeouts. A test wanting another
         // cost sets it in `configure`.
         configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
+        // A query waits a minute for a connection, not ten seconds: on a busy machine, a server's connections can be
+        // slow to come among dozens of servers, and a timeout there fails the test for the wrong reason.
+        configuration.databaseConnectionWait = .seconds(60)
         configure(&configuration)
         let parts = try await ServerParts(configuration: configuration)
         let group = ServiceGroup(services: [parts.application { listening.yield($0) }], logger: parts.logger)

@@ -55,6 +55,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
     /// - Parameters:
     ///   - location: Where the store lives.
     ///   - maxConnections: Connections per event loop.
+    ///   - connectionWait: How long a query waits for a free connection before it fails with a timeout.
     ///   - logger: Logger for the pool and queries.
     ///   - eventLoopGroup: The event loops connections run on.
     /// - Throws: `KizunaError` when the directory cannot be created or the URL is invalid.
@@ -64,6 +65,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
     package init(
         location: DatabaseLocation,
         maxConnections: Int = 4,
+        connectionWait: Duration = .seconds(10),
         logger: Logger = Logger(label: "kizuna.db"),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) throws {
@@ -82,6 +84,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
                 EventLoopGroupConnectionPool(
                     source: SQLiteStoreSource(path: path),
                     maxConnectionsPerEventLoop: maxConnections,
+                    requestTimeout: TimeAmount(connectionWait),
                     pruneInterval: nil,
                     logger: logger,
                     on: eventLoopGroup
@@ -102,6 +105,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
                 EventLoopGroupConnectionPool(
                     source: TimedPostgresConnectionSource(base: PostgresConnectionSource(sqlConfiguration: configuration)),
                     maxConnectionsPerEventLoop: maxConnections,
+                    requestTimeout: TimeAmount(connectionWait),
                     pruneInterval: nil,
                     logger: logger,
                     on: eventLoopGroup

@@ -38,7 +38,25 @@ struct TestServer: Sendable {
         var headers = headers
         if authorized, headers[.authorization] == nil { headers[.authorization] = "Bearer \(adminToken)" }
         if json != nil { headers[.contentType] = "application/json" }
-        return try await client.execute(uri: uri, method: method, headers: headers, body: (json ?? body).map { ByteBuffer(string: $0) }) { $0 }
+        let started = ContinuousClock.now
+        do {
+            return try await client.execute(uri: uri, method: method, headers: headers, body: (json ?? body).map { ByteBuffer(string: $0) }) {
+                $0
+            }
+        } catch {
+            throw RequestFailure(request: "\(method) \(uri)", after: ContinuousClock.now - started, error: error)
+        }
+    }
+}
+
+/// A request the test client got no answer to, naming it and how long it waited: a bare `.readTimeout` says neither.
+struct RequestFailure: Error, CustomStringConvertible {
+    let request: String
+    let after: Duration
+    let error: any Error
+
+    var description: String {
+        "\(request) failed after \(after.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))): \(error)"
     }
 }
 
@@ -68,6 +86,9 @@ func withTestServer(
         // users at once on two cores would otherwise queue hashes past the clients' timeouts. A test wanting another
         // cost sets it in `configure`.
         configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
+        // A query waits a minute for a connection, not ten seconds: on a busy machine, a server's connections can be
+        // slow to come among dozens of servers, and a timeout there fails the test for the wrong reason.
+        configuration.databaseConnectionWait = .seconds(60)
         configure(&configuration)
         configuration.keepBlobsInTemporaryDirectory()
         let parts = try await ServerParts(configuration: configuration)
@@ -104,6 +125,9 @@ func withTestServers(
         // users at once on two cores would otherwise queue hashes past the clients' timeouts. A test wanting another
         // cost sets it in `configure`.
         configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
+        // A query waits a minute for a connection, not ten seconds: on a busy machine, a server's connections can be
+        // slow to come among dozens of servers, and a timeout there fails the test for the wrong reason.
+        configuration.databaseConnectionWait = .seconds(60)
         configure(&configuration)
         configuration.keepBlobsInTemporaryDirectory()
         let a = try await ServerParts(configuration: configuration)

@@ -49,7 +49,7 @@ struct TestStore: Sendable {
 
     /// Opens the store.
     func open() throws -> KizunaDatabase {
-        try KizunaDatabase(location: location, maxConnections: 2)
+        try KizunaDatabase(location: location, maxConnections: 2, connectionWait: .seconds(60))  // a busy machine: see withTestServer
     }
 
     /// Opens the store, migrated to the latest schema.
