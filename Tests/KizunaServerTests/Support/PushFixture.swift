@@ -103,10 +103,27 @@ struct PushFixture: Sendable {
             let passes = senders.map { $0.passes() }
             if minutes > 0 || round >= 10 { clock.advance(minutes: max(minutes, 1)) }
             for sender in senders { sender.poke() }
-            // A pass of each: an idle one answers at once, the busy one once it has sent what it claimed.
-            await withTaskGroup(of: Void.self) { group in
-                for stream in passes { group.addTask { for await _ in stream { return } } }
-                await group.waitForAll()
+            // A pass of each: an idle one answers at once, the busy one once it has sent what it claimed — within a
+            // minute (APNs' answers time out after 30 s), or the test fails here instead of waiting forever.
+            let passed = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await withTaskGroup(of: Void.self) { each in
+                        for stream in passes { each.addTask { for await _ in stream { return } } }
+                        await each.waitForAll()
+                    }
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(60))
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            if !passed {
+                Issue.record("A push sender did not end a pass within a minute (round \(round) of job \(id))")
+                return try await Self.status(server, id)
             }
         }
         let pending = try await Self.deliveries(server, id).values.filter { $0.state == .pending }
