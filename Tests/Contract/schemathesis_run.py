@@ -75,6 +75,13 @@ try:
     lambda_sources._lambda_description = _tolerant
 except (ImportError, AttributeError):
     pass
+# anyio (4.12 and later) parses its own source when first imported. Schemathesis first imports it lazily, deep in a
+# worker thread generating a case, where that parse hits the same CPython 3.11 bug and failed a whole run; imported
+# here, at the top of the main thread's stack, it parses once and is cached.
+try:
+    import anyio  # noqa: F401
+except ImportError:
+    pass
 from schemathesis.cli import schemathesis
 sys.argv[0] = "schemathesis"
 schemathesis()
