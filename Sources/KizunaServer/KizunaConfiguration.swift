@@ -179,4 +179,13 @@ public struct KizunaConfiguration: Sendable {
 
                 """.utf8))
     }
+
+    /// What the package's tests run their servers with, where dozens share two cores: scrypt at N = 2^10 (a
+    /// millisecond) instead of 2^15, so a suite signing up dozens of users does not queue hashes past its clients'
+    /// timeouts; and a minute's wait for a store connection instead of ten seconds, so a server slow to get one among
+    /// dozens does not fail a test for the wrong reason.
+    package mutating func useTestSettings() {
+        passwordParameters = .init(logN: 10, r: 8, p: 1)
+        databaseConnectionWait = .seconds(60)
+    }
 }

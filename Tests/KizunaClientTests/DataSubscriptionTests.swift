@@ -34,19 +34,9 @@ struct DataSubscriptionTests {
         /// Returns once `count` notes arrived (or the subscription ended); after a minute, records an issue instead of
         /// hanging the suite.
         func wait(for count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
-            let arrived = await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    var iterator = self.changed.makeAsyncIterator()
-                    while self.notes.withLock({ $0.count }) < count, await iterator.next() != nil {}
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(for: .seconds(60))
-                    return false
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
+            let arrived = await finishes(within: .seconds(60)) {
+                var iterator = self.changed.makeAsyncIterator()
+                while self.notes.withLock({ $0.count }) < count, await iterator.next() != nil {}
             }
             if !arrived { Issue.record("\(count) notes did not arrive within a minute", sourceLocation: sourceLocation) }
         }

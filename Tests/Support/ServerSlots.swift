@@ -56,3 +56,21 @@ public enum ServerSlots {
         }
     }
 }
+
+/// Runs `body` for at most `limit`: past it, `body` is cancelled and the answer is false. For waits on something a
+/// test cannot otherwise bound, so a broken feature fails the test instead of hanging the suite.
+public func finishes(within limit: Duration, _ body: @escaping @Sendable () async -> Void) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            await body()
+            return true
+        }
+        group.addTask {
+            try? await Task.sleep(for: limit)
+            return false
+        }
+        let first = await group.next() ?? false
+        group.cancelAll()
+        return first
+    }
+}

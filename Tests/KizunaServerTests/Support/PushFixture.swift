@@ -105,21 +105,11 @@ struct PushFixture: Sendable {
             for sender in senders { sender.poke() }
             // A pass of each: an idle one answers at once, the busy one once it has sent what it claimed — within a
             // minute (APNs' answers time out after 30 s), or the test fails here instead of waiting forever.
-            let passed = await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    await withTaskGroup(of: Void.self) { each in
-                        for stream in passes { each.addTask { for await _ in stream { return } } }
-                        await each.waitForAll()
-                    }
-                    return true
+            let passed = await finishes(within: .seconds(60)) {
+                await withTaskGroup(of: Void.self) { each in
+                    for stream in passes { each.addTask { for await _ in stream { return } } }
+                    await each.waitForAll()
                 }
-                group.addTask {
-                    try? await Task.sleep(for: .seconds(60))
-                    return false
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
             }
             if !passed {
                 Issue.record("A push sender did not end a pass within a minute (round \(round) of job \(id))")

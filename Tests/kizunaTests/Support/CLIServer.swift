@@ -44,13 +44,7 @@ struct CLIServer {
         let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
         let (ports, listening) = AsyncStream.makeStream(of: Int.self)
         var configuration = KizunaConfiguration(port: 0, database: .sqlite(dataDirectory: directory.path), logLevel: .warning) { announce.yield($0) }
-        // Tests hash passwords at scrypt N = 2^10 (a millisecond), not the standard 2^15: a suite signing up dozens of
-        // users at once on two cores would otherwise queue hashes past the clients' timeouts. A test wanting another
-        // cost sets it in `configure`.
-        configuration.passwordParameters = .init(logN: 10, r: 8, p: 1)
-        // A query waits a minute for a connection, not ten seconds: on a busy machine, a server's connections can be
-        // slow to come among dozens of servers, and a timeout there fails the test for the wrong reason.
-        configuration.databaseConnectionWait = .seconds(60)
+        configuration.useTestSettings()  // a test wanting others sets them in `configure`
         configure(&configuration)
         let parts = try await ServerParts(configuration: configuration)
         let group = ServiceGroup(services: [parts.application { listening.yield($0) }], logger: parts.logger)
