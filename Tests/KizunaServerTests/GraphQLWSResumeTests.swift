@@ -76,8 +76,9 @@ struct GraphQLWSResumeTests {
 
     /// One connection of a subscriber to `server`: subscribes to its new notes (after `since`, when given), fires
     /// `live` once the subscription is live (its `ping` answered), and reads until `enough` says it has enough, then up
-    /// to one more `pong` so that a delivery sent twice would show. Answers what it read and how the connection closed:
-    /// normally (1000), or by the server with 4410 when it fell behind, which a client resumes from too.
+    /// to one more `pong` so that a delivery sent twice would show; it answers the server's keep-alive pings meanwhile.
+    /// Answers what it read and how the connection closed: normally (1000), or by the server with 4410 when it fell
+    /// behind, which a client resumes from too.
     static func session(
         _ server: TestServer, token: String, since: Int64?, live: Gate, until enough: @escaping @Sendable ([Delivery]) -> Bool
     ) async throws -> (deliveries: [Delivery], closed: GraphQLWSTestClient.Closed) {
@@ -92,6 +93,9 @@ struct GraphQLWSResumeTests {
             guard Self.add(opened, to: &deliveries) else { return }
             live.fire()
             while !enough(deliveries), let message = try await client.receive() {
+                // Answered as any client must: a session outlasting two keep-alive intervals under load is closed with
+                // 4411 otherwise.
+                if case .ping = message { try await client.send(.pong(payload: nil)) }
                 guard Self.add([message], to: &deliveries) else { return }
             }
             guard enough(deliveries) else { return }  // the server closed the connection
