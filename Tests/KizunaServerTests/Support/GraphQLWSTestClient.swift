@@ -126,10 +126,12 @@ struct GraphQLWSTestClient {
         return before
     }
 
-    /// Reads messages until `count` of them are for operation `id`, and answers those (others are dropped).
+    /// Reads messages until `count` of them are for operation `id`, and answers those (others are dropped; the server's
+    /// keep-alive pings are answered, as a client must, so a long wait under load is not closed with 4411).
     mutating func messages(for id: String, count: Int) async throws -> [GraphQLWSMessage] {
         var found: [GraphQLWSMessage] = []
         while found.count < count, let message = try await receive() {
+            if case .ping = message { try await send(.pong(payload: nil)) }
             if message.id == id { found.append(message) }
         }
         return found
