@@ -209,7 +209,15 @@ struct ServerParts {
         ReleasesController(
             releases: releases, uploads: uploads, apps: appRepository, live: live, maxArtifactSize: configuration.maxArtifactSize
         ).addRoutes(to: admin)
+        let adminAPI = AdminAPI()
+        ConsoleController(
+            api: adminAPI, tokens: tokens,
+            sessions: ConsoleSessionStore(
+                database: database, lifetime: configuration.sessions.consoleLifetime, idleLimit: configuration.sessions.consoleIdleLimit),
+            web: web
+        ).addRoutes(to: root)
         allowedMethods.record(router)
+        adminAPI.attach(router.buildResponder())
     }
 }
 

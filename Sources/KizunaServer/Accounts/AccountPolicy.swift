@@ -15,6 +15,10 @@ public struct SessionPolicy: Sendable, Hashable {
     /// How long after a refresh the token it exchanged, presented again from the session's own install, gets the same
     /// new pair back (the answer was lost on the way) instead of signing the session out as a stolen copy.
     public var refreshReuseGrace: Duration
+    /// An admin console session, at most, from sign-in.
+    public var consoleLifetime: Duration = .seconds(8 * 3600)
+    /// An admin console session left unused.
+    public var consoleIdleLimit: Duration = .seconds(30 * 60)
 
     public init(
         accessLifetime: Duration = .seconds(3600), refreshLifetime: Duration = .seconds(60 * 86_400), webLifetime: Duration = .seconds(14 * 86_400),
@@ -29,7 +33,8 @@ public struct SessionPolicy: Sendable, Hashable {
     }
 
     /// One hour for access tokens, 60 days for refresh tokens, 14 days for cookies, 60 s for handoff codes, an hour
-    /// for reset tokens and 30 s of grace for a retried refresh.
+    /// for reset tokens, 30 s of grace for a retried refresh, and console sessions of 8 hours at most and 30 minutes
+    /// unused.
     public static let `default` = SessionPolicy()
 }
 

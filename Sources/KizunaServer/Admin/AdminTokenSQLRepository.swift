@@ -97,7 +97,8 @@ package struct AdminTokenSQLRepository: AdminTokenRepository {
     /// runner has its own).
     private static let bootstrapLock = 0x6B_7A62_6F6F_74
 
-    private static func token(_ row: any SQLRow) throws -> AdminToken {
+    /// The token a row of `admin_tokens` (or a query selecting its columns under their names) holds.
+    static func token(_ row: any SQLRow) throws -> AdminToken {
         AdminToken(
             id: try row.decode(column: "id", as: String.self),
             name: try row.decode(column: "name", as: String.self),

@@ -15,4 +15,6 @@ extension HTTPField.Name {
     static let apiKey = Self("X-Api-Key")!
     /// `Sec-Fetch-Site`: whether a browser's request comes from the same origin.
     static let secFetchSite = Self("Sec-Fetch-Site")!
+    /// `Referrer-Policy`: what a page's links tell the sites they lead to.
+    static let referrerPolicy = Self("Referrer-Policy")!
 }

@@ -4,6 +4,6 @@ package enum CoreMigrations {
     /// Every step, in order.
     package static let all: [MigrationStep] = [
         coreSchema, appsBundleKey, publishing, accounts, refreshFamilies, dataAccess, dataJobs, pushDevices, pushJobs, releases,
-        releaseUploads,
+        releaseUploads, consoleSessions,
     ]
 }

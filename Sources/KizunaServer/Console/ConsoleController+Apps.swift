@@ -1,0 +1,176 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KizunaCore
+
+/// The console's Apps section: the registry's list, registering, editing and deleting an app, each through the admin
+/// API's `/v1/admin/apps` routes.
+extension ConsoleController {
+    func addAppRoutes(to root: RouterGroup<KizunaRequestContext>) {
+        root.get("/console/apps", use: appsPage)
+        root.post("/console/apps", use: createApp)
+        root.get("/console/apps/{app}", use: appPage)
+        root.post("/console/apps/{app}", use: updateApp)
+        root.get("/console/apps/{app}/delete", use: deleteAppPage)
+        root.post("/console/apps/{app}/delete", use: deleteApp)
+    }
+
+    /// The app form's fields, as posted.
+    struct AppForm: Decodable {
+        var csrf: String?
+        var id: String?
+        var name: String?
+        var platform: String?
+        var bundleId: String?
+        var teamId: String?
+        var storeURL: String?
+
+        /// The fields for the admin API: on creation an empty optional field is left out, on an edit it is cleared.
+        func json(creating: Bool) -> JSONValue {
+            var object: [String: JSONValue] = [:]
+            if creating { object["id"] = .string(id ?? "") }
+            object["name"] = .string(name ?? "")
+            object["platform"] = .string(platform ?? "")
+            object["bundleId"] = .string(bundleId ?? "")
+            for (key, value) in [("teamId", teamId), ("storeURL", storeURL)] {
+                let trimmed = value?.trimmingCharacters(in: .whitespaces) ?? ""
+                if !trimmed.isEmpty {
+                    object[key] = .string(trimmed)
+                } else if !creating {
+                    object[key] = .null
+                }
+            }
+            return .object(object)
+        }
+
+        /// The form filled with `app`'s fields.
+        init(_ app: AppRecord) {
+            (id, name, platform, bundleId, teamId, storeURL) = (app.id, app.name, app.platform.rawValue, app.bundleId, app.teamId, app.storeURL)
+        }
+    }
+
+    @Sendable func appsPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let signedIn = try await requireSession(request)
+        guard case .session(let session) = signedIn else { return signedIn.response }
+        return try await appsPage(request, context, session, form: nil, problems: [])
+    }
+
+    private func appsPage(
+        _ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, form: AppForm?, problems: [ConsolePages.Problem],
+        status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
+        let answer = try await api.call(.get, "/v1/admin/apps", as: session.token, context: context)
+        if let error = answer.error { throw error }
+        let apps = try answer.decode(AppList.self).apps
+        let frame = Self.frame(request, session, section: .apps)
+        let notice = Self.notice(request, frame.text)
+        return Self.html(ConsoleAppPages.list(frame, apps: apps, form: form, problems: problems, notice: notice), status: status)
+    }
+
+    @Sendable func createApp(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let signedIn = try await requireSession(request)
+        guard case .session(let session) = signedIn else { return signedIn.response }
+        let form = try await Self.form(AppForm.self, request, context)
+        if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
+        let answer = try await api.call(.post, "/v1/admin/apps", json: form.json(creating: true), as: session.token, context: context)
+        guard let error = answer.error else { return Self.redirect("/console/apps?notice=created") }
+        let text = Self.text(request)
+        let problems = ConsolePages.problems(error, label: text.label(ofAppField:))
+        return try await appsPage(request, context, session, form: form, problems: problems, status: answer.status)
+    }
+
+    @Sendable func appPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let signedIn = try await requireSession(request)
+        guard case .session(let session) = signedIn else { return signedIn.response }
+        let id = try context.parameters.require("app")
+        guard let app = try await app(id, session, context) else { return notFound(request, session) }
+        return Self.html(
+            ConsoleAppPages.edit(
+                Self.frame(request, session, section: .apps), app: app, form: AppForm(app), notice: Self.notice(request, Self.text(request))))
+    }
+
+    @Sendable func updateApp(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let signedIn = try await requireSession(request)
+        guard case .session(let session) = signedIn else { return signedIn.response }
+        let form = try await Self.form(AppForm.self, request, context)
+        if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
+        let id = try context.parameters.require("app")
+        let answer = try await api.call(.patch, Self.appPath(id), json: form.json(creating: false), as: session.token, context: context)
+        guard let error = answer.error else { return Self.redirect("/console/apps/\(Self.escapedSegment(id))?notice=saved") }
+        guard let app = try await app(id, session, context) else { return notFound(request, session) }
+        let problems = ConsolePages.problems(error, label: Self.text(request).label(ofAppField:))
+        let page = ConsoleAppPages.edit(Self.frame(request, session, section: .apps), app: app, form: form, problems: problems)
+        return Self.html(page, status: answer.status)
+    }
+
+    private struct DeleteForm: Decodable {
+        var csrf: String?
+        var confirm: String?
+    }
+
+    @Sendable func deleteAppPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let signedIn = try await requireSession(request)
+        guard case .session(let session) = signedIn else { return signedIn.response }
+        guard let app = try await app(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
+        return Self.html(ConsoleAppPages.delete(Self.frame(request, session, section: .apps), app: app))
+    }
+
+    /// Deletes the app once its id was typed to confirm.
+    @Sendable func deleteApp(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        let signedIn = try await requireSession(request)
+        guard case .session(let session) = signedIn else { return signedIn.response }
+        let form = try await Self.form(DeleteForm.self, request, context)
+        if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
+        let id = try context.parameters.require("app")
+        guard let app = try await app(id, session, context) else { return notFound(request, session) }
+        let frame = Self.frame(request, session, section: .apps)
+        guard form.confirm?.trimmingCharacters(in: .whitespaces) == app.id else {
+            let problems = [ConsolePages.Problem(field: "confirm", message: frame.text[.deleteMismatch])]
+            return Self.html(ConsoleAppPages.delete(frame, app: app, typed: form.confirm ?? "", problems: problems), status: .unprocessableContent)
+        }
+        let answer = try await api.call(.delete, Self.appPath(app.id), as: session.token, context: context)
+        if let error = answer.error {
+            let problems = ConsolePages.problems(error, label: frame.text.label(ofAppField:))
+            return Self.html(ConsoleAppPages.delete(frame, app: app, problems: problems), status: answer.status)
+        }
+        return Self.redirect("/console/apps?notice=deleted")
+    }
+
+    // MARK: Helpers
+
+    /// The app as the admin API shows it, or nil when there is none.
+    private func app(_ id: String, _ session: ConsoleSession, _ context: KizunaRequestContext) async throws -> AppRecord? {
+        let answer = try await api.call(.get, Self.appPath(id), as: session.token, context: context)
+        if answer.status == .notFound { return nil }
+        if let error = answer.error { throw error }
+        return try answer.decode(AppRecord.self)
+    }
+
+    private func notFound(_ request: Request, _ session: ConsoleSession) -> Response {
+        let frame = Self.frame(request, session, section: .apps)
+        let body =
+            #"<p role="alert" class="problem">\#(ConsolePages.escape(frame.text[.notFound]))</p><p><a href="/console/apps">\#(ConsolePages.escape(frame.text[.appsTitle]))</a></p>"#
+        return Self.html(ConsolePages.page(frame, title: frame.text[.notFound], body: body), status: .notFound)
+    }
+
+    static func appPath(_ id: String) -> String {
+        "/v1/admin/apps/\(escapedSegment(id))"
+    }
+
+    /// `text` percent-encoded for one path segment.
+    static func escapedSegment(_ text: String) -> String {
+        text.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"))
+            ?? text
+    }
+
+    /// The notice a redirect after a change asked for (`?notice=created`), in the page's language.
+    static func notice(_ request: Request, _ text: ConsoleText) -> String? {
+        switch request.uri.queryParameters["notice"] {
+        case "created": text[.created]
+        case "saved": text[.saved]
+        case "deleted": text[.deleted]
+        default: nil
+        }
+    }
+}

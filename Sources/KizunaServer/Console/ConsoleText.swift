@@ -1,0 +1,144 @@
+import KizunaCore
+
+/// The console's words. Every page's text is one of these, in English and Japanese (``ConsoleText``).
+enum ConsoleWord: String, CaseIterable, Sendable {
+    case console, signInTitle, tokenLabel, tokenHint, signInButton, signOutButton, signedOut, sessionEnded
+    case badToken, badOrigin, badCSRF, language, skipToContent, mainNavigation
+    case appsTitle, appsEmpty, newAppTitle, createButton, editAppTitle, saveButton, saved, created, deleted
+    case deleteAppTitle, deleteAppWarning, deleteConfirmLabel, deleteButton, deleteMismatch, cancel
+    case appID, appName, platform, bundleID, teamID, storeURL, updatedAt, actions, edit, delete
+    case appIDHint, teamIDHint, storeURLHint
+    case summaryHeading, notFound
+}
+
+/// The console's texts in one language, picked from a language switch (the `kizuna_console_lang` cookie) or else
+/// `Accept-Language`: English and Japanese.
+struct ConsoleText: Sendable {
+    /// The language code, for `<html lang>`.
+    let language: String
+    private let words: [ConsoleWord: String]
+
+    /// The languages there are texts for, in the switch's order, each named in itself.
+    static let languages: [(code: String, name: String)] = [("en", "English"), ("ja", "日本語")]
+
+    /// The texts in `chosen` when there are any, else in the first of `preferred` (from `Accept-Language`) there are,
+    /// else English.
+    init(chosen: String?, preferred: [String]) {
+        let available = Set(Self.languages.map(\.code))
+        let language = chosen.flatMap { available.contains($0) ? $0 : nil } ?? LocaleTag.negotiate(preferred, available: available)
+        self.language = language
+        words = language == "ja" ? Self.japanese : Self.english
+    }
+
+    subscript(_ word: ConsoleWord) -> String {
+        words[word] ?? Self.english[word] ?? word.rawValue
+    }
+
+    /// The label of an app field the admin API names in an error, for the field's message.
+    func label(ofAppField field: String) -> String? {
+        switch field {
+        case "id": self[.appID]
+        case "name": self[.appName]
+        case "platform": self[.platform]
+        case "bundleId": self[.bundleID]
+        case "teamId": self[.teamID]
+        case "storeURL": self[.storeURL]
+        default: nil
+        }
+    }
+
+    static let english: [ConsoleWord: String] = [
+        .console: "Kizuna console",
+        .signInTitle: "Sign in to the console",
+        .tokenLabel: "Admin token",
+        .tokenHint: "An admin token (kza_…) from “kizuna admin token create” or the first start's log. The browser keeps a session, never the token.",
+        .signInButton: "Sign in",
+        .signOutButton: "Sign out",
+        .signedOut: "You are signed out.",
+        .sessionEnded: "Your console session has ended. Sign in again.",
+        .badToken: "That admin token is not valid or has been revoked.",
+        .badOrigin: "This form must be sent from the console's own pages.",
+        .badCSRF: "This form is out of date or was not sent from the console. Reload the page and try again.",
+        .language: "Language",
+        .skipToContent: "Skip to content",
+        .mainNavigation: "Console sections",
+        .appsTitle: "Apps",
+        .appsEmpty: "No apps yet. Register your first app below.",
+        .newAppTitle: "Register an app",
+        .createButton: "Register app",
+        .editAppTitle: "Edit app",
+        .saveButton: "Save changes",
+        .saved: "Changes saved.",
+        .created: "App registered.",
+        .deleted: "App deleted.",
+        .deleteAppTitle: "Delete app",
+        .deleteAppWarning:
+            "Deleting an app removes its remote config, update gate, releases, data and push settings. This cannot be undone.",
+        .deleteConfirmLabel: "Type the app's id to confirm",
+        .deleteButton: "Delete app",
+        .deleteMismatch: "The id you typed does not match this app's id.",
+        .cancel: "Cancel",
+        .appID: "App id",
+        .appName: "Name",
+        .platform: "Platform",
+        .bundleID: "Bundle id",
+        .teamID: "Apple team id",
+        .storeURL: "Store URL",
+        .updatedAt: "Updated",
+        .actions: "Actions",
+        .edit: "Edit",
+        .delete: "Delete",
+        .appIDHint: "Lowercase letters, digits and hyphens; what the SDK and the URLs use. It cannot change later.",
+        .teamIDHint: "Ten characters, from the Apple Developer account. Required for Apple platforms.",
+        .storeURLHint: "Where the update gate sends people to update.",
+        .summaryHeading: "Please fix the following:",
+        .notFound: "There is no such app.",
+    ]
+
+    static let japanese: [ConsoleWord: String] = [
+        .console: "Kizuna コンソール",
+        .signInTitle: "コンソールにサインイン",
+        .tokenLabel: "管理トークン",
+        .tokenHint: "「kizuna admin token create」または初回起動時のログに出る管理トークン（kza_…）。ブラウザーが保持するのはセッションだけで、トークンは保持しません。",
+        .signInButton: "サインイン",
+        .signOutButton: "サインアウト",
+        .signedOut: "サインアウトしました。",
+        .sessionEnded: "コンソールのセッションが終了しました。もう一度サインインしてください。",
+        .badToken: "この管理トークンは無効か、失効しています。",
+        .badOrigin: "このフォームはコンソールのページから送信してください。",
+        .badCSRF: "このフォームは古いか、コンソールから送信されたものではありません。ページを再読み込みしてやり直してください。",
+        .language: "言語",
+        .skipToContent: "本文へ移動",
+        .mainNavigation: "コンソールのセクション",
+        .appsTitle: "アプリ",
+        .appsEmpty: "アプリはまだありません。下のフォームから最初のアプリを登録してください。",
+        .newAppTitle: "アプリを登録",
+        .createButton: "アプリを登録",
+        .editAppTitle: "アプリを編集",
+        .saveButton: "変更を保存",
+        .saved: "変更を保存しました。",
+        .created: "アプリを登録しました。",
+        .deleted: "アプリを削除しました。",
+        .deleteAppTitle: "アプリを削除",
+        .deleteAppWarning: "アプリを削除すると、リモート設定、アップデートゲート、リリース、データ、プッシュの設定も削除されます。元に戻せません。",
+        .deleteConfirmLabel: "確認のためアプリ ID を入力してください",
+        .deleteButton: "アプリを削除",
+        .deleteMismatch: "入力された ID がこのアプリの ID と一致しません。",
+        .cancel: "キャンセル",
+        .appID: "アプリ ID",
+        .appName: "名前",
+        .platform: "プラットフォーム",
+        .bundleID: "バンドル ID",
+        .teamID: "Apple チーム ID",
+        .storeURL: "ストア URL",
+        .updatedAt: "更新日時",
+        .actions: "操作",
+        .edit: "編集",
+        .delete: "削除",
+        .appIDHint: "英小文字・数字・ハイフン。SDK と URL で使われ、あとから変更できません。",
+        .teamIDHint: "Apple Developer アカウントの 10 文字の ID。Apple のプラットフォームでは必須です。",
+        .storeURLHint: "アップデートゲートが更新を促すときの移動先。",
+        .summaryHeading: "次の点を修正してください:",
+        .notFound: "そのアプリはありません。",
+    ]
+}
