@@ -133,6 +133,8 @@ struct ConsoleTests {
                 ("/console/apps", app.merging(["id": "forged"]) { $1 }),
                 ("/console/apps/shop", app),
                 ("/console/apps/shop/delete", ["confirm": "shop"]),
+                ("/console/apps/shop/config", ["base": "0", "document": "{}", "message": "forged"]),
+                ("/console/apps/shop/config/rollback", ["base": "0", "version": "1"]),
                 ("/console/sign-out", [:]),
             ]
             for (path, fields) in writes {

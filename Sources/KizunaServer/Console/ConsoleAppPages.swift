@@ -19,7 +19,7 @@ enum ConsoleAppPages {
                 return """
                     <tr><td><a class="mono" href="\(path)">\(escape(app.id))</a></td><td>\(escape(app.name))</td><td>\(escape(app.platform.displayName))</td>\
                     <td class="mono">\(escape(app.bundleId))</td><td>\(time(app.updatedAt))</td>\
-                    <td class="actions"><a href="\(path)">\(escape(text[.edit]))</a><a href="\(path)/delete">\(escape(text[.delete]))</a></td></tr>
+                    <td class="actions"><a href="\(path)/config">\(escape(text[.configTitle]))</a><a href="\(path)">\(escape(text[.edit]))</a><a href="\(path)/delete">\(escape(text[.delete]))</a></td></tr>
                     """
             }.joined(separator: "\n")
             table = """
@@ -53,6 +53,7 @@ enum ConsoleAppPages {
         let text = frame.text
         let path = "/console/apps/\(ConsoleController.escapedSegment(app.id))"
         let body = """
+            \(tabs(text, app: app, current: .settings))
             <p>\(escape(text[.appID])): <code>\(escape(app.id))</code></p>
             <form method="post" action="\(path)" class="panel">
             \(ConsolePages.csrfField(frame.csrf))
@@ -101,8 +102,35 @@ enum ConsoleAppPages {
 
     /// A time as `2026-11-27 04:10 UTC`, in a `<time>` element with the exact instant.
     private static func time(_ date: Date) -> String {
+        #"<time datetime="\#(date.formatted(.iso8601))">\#(plainTime(date))</time>"#
+    }
+
+    /// A time as `2026-11-27 04:10 UTC`.
+    static func plainTime(_ date: Date) -> String {
         let exact = date.formatted(.iso8601)  // 2026-11-27T04:10:00Z
-        return #"<time datetime="\#(exact)">\#(exact.prefix(10)) \#(exact.dropFirst(11).prefix(5)) UTC</time>"#
+        return "\(exact.prefix(10)) \(exact.dropFirst(11).prefix(5)) UTC"
+    }
+
+    /// An app's pages.
+    enum Tab: CaseIterable {
+        case settings, config
+
+        func path(_ app: AppRecord) -> String {
+            let base = "/console/apps/\(ConsoleController.escapedSegment(app.id))"
+            return self == .settings ? base : "\(base)/config"
+        }
+
+        func title(_ text: ConsoleText) -> String {
+            self == .settings ? text[.settingsTab] : text[.configTitle]
+        }
+    }
+
+    /// The links between an app's pages, `current` marked.
+    static func tabs(_ text: ConsoleText, app: AppRecord, current: Tab) -> String {
+        let links = Tab.allCases.map { tab in
+            #"<a href="\#(tab.path(app))"\#(tab == current ? #" aria-current="page""# : "")>\#(escape(tab.title(text)))</a>"#
+        }.joined()
+        return #"<nav class="tabs" aria-label="\#(escape(app.name))">\#(links)</nav>"#
     }
 
     private static func escape(_ text: String) -> String {

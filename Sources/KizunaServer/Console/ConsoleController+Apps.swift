@@ -7,12 +7,12 @@ import KizunaCore
 /// API's `/v1/admin/apps` routes.
 extension ConsoleController {
     func addAppRoutes(to root: RouterGroup<KizunaRequestContext>) {
-        root.get("/console/apps", use: appsPage)
-        root.post("/console/apps", use: createApp)
-        root.get("/console/apps/{app}", use: appPage)
-        root.post("/console/apps/{app}", use: updateApp)
-        root.get("/console/apps/{app}/delete", use: deleteAppPage)
-        root.post("/console/apps/{app}/delete", use: deleteApp)
+        root.get("/console/apps", use: signedIn(appsPage))
+        root.post("/console/apps", use: signedIn(createApp))
+        root.get("/console/apps/{app}", use: signedIn(appPage))
+        root.post("/console/apps/{app}", use: signedIn(updateApp))
+        root.get("/console/apps/{app}/delete", use: signedIn(deleteAppPage))
+        root.post("/console/apps/{app}/delete", use: signedIn(deleteApp))
     }
 
     /// The app form's fields, as posted.
@@ -49,9 +49,7 @@ extension ConsoleController {
         }
     }
 
-    @Sendable func appsPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let signedIn = try await requireSession(request)
-        guard case .session(let session) = signedIn else { return signedIn.response }
+    @Sendable func appsPage(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
         return try await appsPage(request, context, session, form: nil, problems: [])
     }
 
@@ -67,9 +65,7 @@ extension ConsoleController {
         return Self.html(ConsoleAppPages.list(frame, apps: apps, form: form, problems: problems, notice: notice), status: status)
     }
 
-    @Sendable func createApp(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let signedIn = try await requireSession(request)
-        guard case .session(let session) = signedIn else { return signedIn.response }
+    @Sendable func createApp(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
         let form = try await Self.form(AppForm.self, request, context)
         if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
         let answer = try await api.call(.post, "/v1/admin/apps", json: form.json(creating: true), as: session.token, context: context)
@@ -79,25 +75,21 @@ extension ConsoleController {
         return try await appsPage(request, context, session, form: form, problems: problems, status: answer.status)
     }
 
-    @Sendable func appPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let signedIn = try await requireSession(request)
-        guard case .session(let session) = signedIn else { return signedIn.response }
+    @Sendable func appPage(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
         let id = try context.parameters.require("app")
-        guard let app = try await app(id, session, context) else { return notFound(request, session) }
+        guard let app = try await findApp(id, session, context) else { return notFound(request, session) }
         return Self.html(
             ConsoleAppPages.edit(
                 Self.frame(request, session, section: .apps), app: app, form: AppForm(app), notice: Self.notice(request, Self.text(request))))
     }
 
-    @Sendable func updateApp(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let signedIn = try await requireSession(request)
-        guard case .session(let session) = signedIn else { return signedIn.response }
+    @Sendable func updateApp(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
         let form = try await Self.form(AppForm.self, request, context)
         if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
         let id = try context.parameters.require("app")
         let answer = try await api.call(.patch, Self.appPath(id), json: form.json(creating: false), as: session.token, context: context)
         guard let error = answer.error else { return Self.redirect("/console/apps/\(Self.escapedSegment(id))?notice=saved") }
-        guard let app = try await app(id, session, context) else { return notFound(request, session) }
+        guard let app = try await findApp(id, session, context) else { return notFound(request, session) }
         let problems = ConsolePages.problems(error, label: Self.text(request).label(ofAppField:))
         let page = ConsoleAppPages.edit(Self.frame(request, session, section: .apps), app: app, form: form, problems: problems)
         return Self.html(page, status: answer.status)
@@ -108,21 +100,17 @@ extension ConsoleController {
         var confirm: String?
     }
 
-    @Sendable func deleteAppPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let signedIn = try await requireSession(request)
-        guard case .session(let session) = signedIn else { return signedIn.response }
-        guard let app = try await app(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
+    @Sendable func deleteAppPage(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
+        guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         return Self.html(ConsoleAppPages.delete(Self.frame(request, session, section: .apps), app: app))
     }
 
     /// Deletes the app once its id was typed to confirm.
-    @Sendable func deleteApp(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let signedIn = try await requireSession(request)
-        guard case .session(let session) = signedIn else { return signedIn.response }
+    @Sendable func deleteApp(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
         let form = try await Self.form(DeleteForm.self, request, context)
         if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
         let id = try context.parameters.require("app")
-        guard let app = try await app(id, session, context) else { return notFound(request, session) }
+        guard let app = try await findApp(id, session, context) else { return notFound(request, session) }
         let frame = Self.frame(request, session, section: .apps)
         guard form.confirm?.trimmingCharacters(in: .whitespaces) == app.id else {
             let problems = [ConsolePages.Problem(field: "confirm", message: frame.text[.deleteMismatch])]
@@ -139,14 +127,14 @@ extension ConsoleController {
     // MARK: Helpers
 
     /// The app as the admin API shows it, or nil when there is none.
-    private func app(_ id: String, _ session: ConsoleSession, _ context: KizunaRequestContext) async throws -> AppRecord? {
+    func findApp(_ id: String, _ session: ConsoleSession, _ context: KizunaRequestContext) async throws -> AppRecord? {
         let answer = try await api.call(.get, Self.appPath(id), as: session.token, context: context)
         if answer.status == .notFound { return nil }
         if let error = answer.error { throw error }
         return try answer.decode(AppRecord.self)
     }
 
-    private func notFound(_ request: Request, _ session: ConsoleSession) -> Response {
+    func notFound(_ request: Request, _ session: ConsoleSession) -> Response {
         let frame = Self.frame(request, session, section: .apps)
         let body =
             #"<p role="alert" class="problem">\#(ConsolePages.escape(frame.text[.notFound]))</p><p><a href="/console/apps">\#(ConsolePages.escape(frame.text[.appsTitle]))</a></p>"#

@@ -28,8 +28,9 @@ struct ConsoleController: Sendable {
         root.get("/console/language", use: chooseLanguage)
         root.get("/console/sign-in", use: signInPage)
         root.post("/console/sign-in", use: signIn)
-        root.post("/console/sign-out", use: signOut)
+        root.post("/console/sign-out", use: signedIn(signOut))
         addAppRoutes(to: root)
+        addConfigRoutes(to: root)
     }
 
     // MARK: Signing in and out
@@ -69,9 +70,7 @@ struct ConsoleController: Sendable {
         return response
     }
 
-    @Sendable func signOut(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        let signedIn = try await requireSession(request)
-        guard case .session(let session) = signedIn else { return signedIn.response }
+    @Sendable func signOut(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
         if let refusal = try await refusal(request, context, session) { return refusal }
         try await sessions.close(session)
         var response = Self.redirect("/console/sign-in?out=1")
@@ -101,14 +100,17 @@ struct ConsoleController: Sendable {
 
     // MARK: Sessions and forms
 
-    /// A request's signed-in state: a session, or the answer to give instead (to the sign-in page).
-    enum SignedIn {
-        case session(ConsoleSession)
-        case signIn(Response)
-
-        var response: Response {
-            if case .signIn(let response) = self { return response }
-            return WebController.redirect("/console/sign-in")
+    /// `handler` for a signed-in operator: a request without a live session is sent to sign in instead (told that its
+    /// session ended, when the browser had one).
+    func signedIn(
+        _ handler: @escaping @Sendable (Request, KizunaRequestContext, ConsoleSession) async throws -> Response
+    ) -> @Sendable (Request, KizunaRequestContext) async throws -> Response {
+        { request, context in
+            if let session = await session(request) { return try await handler(request, context, session) }
+            let hadOne = request.cookies[cookieName].map { !$0.value.isEmpty } ?? false
+            var response = Self.redirect(hadOne ? "/console/sign-in?ended=1" : "/console/sign-in")
+            if hadOne { response.setCookie(sessionCookie("", maxAge: 0)) }
+            return response
         }
     }
 
@@ -116,15 +118,6 @@ struct ConsoleController: Sendable {
     func session(_ request: Request) async -> ConsoleSession? {
         guard let value = request.cookies[cookieName]?.value, let credential = ConsoleCredential(value) else { return nil }
         return try? await sessions.authenticate(credential)
-    }
-
-    /// The request's session, or a redirect to sign in (saying the session ended when the browser had one).
-    func requireSession(_ request: Request) async throws -> SignedIn {
-        if let session = await session(request) { return .session(session) }
-        let hadOne = request.cookies[cookieName].map { !$0.value.isEmpty } ?? false
-        var response = Self.redirect(hadOne ? "/console/sign-in?ended=1" : "/console/sign-in")
-        if hadOne { response.setCookie(sessionCookie("", maxAge: 0)) }
-        return .signIn(response)
     }
 
     /// The answer to a form that must not be acted on — posted from another origin, or without the session's CSRF

@@ -9,6 +9,13 @@ enum ConsoleWord: String, CaseIterable, Sendable {
     case appID, appName, platform, bundleID, teamID, storeURL, updatedAt, actions, edit, delete
     case appIDHint, teamIDHint, storeURLHint
     case summaryHeading, notFound
+    case settingsTab, configTitle, parametersTitle, conditionsTitle, conditionsHint, noParameters, noConditions
+    case parameterName, parameterType, defaultValue, conditionalValues, group, description, conditionName, conditionWhen
+    case liveVersion, neverPublished, editTemplateTitle, templateLabel, templateHint, notJSON, publishMessageLabel
+    case publishButton, published, rolledBack, publishConflict, publishConflictHelp
+    case historyTitle, versionColumn, authorColumn, messageColumn, liveMarker, rollbackButton, rollbackOf
+    case diffTitle, diffFrom, diffTo, compareButton, noChanges, pathColumn, changeColumn, beforeColumn, afterColumn
+    case added, removed, changed
 }
 
 /// The console's texts in one language, picked from a language switch (the `kizuna_console_lang` cookie) or else
@@ -32,6 +39,15 @@ struct ConsoleText: Sendable {
 
     subscript(_ word: ConsoleWord) -> String {
         words[word] ?? Self.english[word] ?? word.rawValue
+    }
+
+    /// How a diff names a kind of change.
+    func changeKind(_ kind: JSONChange.Kind) -> String {
+        switch kind {
+        case .added: self[.added]
+        case .removed: self[.removed]
+        case .changed: self[.changed]
+        }
     }
 
     /// The label of an app field the admin API names in an error, for the field's message.
@@ -93,6 +109,53 @@ struct ConsoleText: Sendable {
         .storeURLHint: "Where the update gate sends people to update.",
         .summaryHeading: "Please fix the following:",
         .notFound: "There is no such app.",
+        .settingsTab: "Settings",
+        .configTitle: "Remote config",
+        .parametersTitle: "Parameters",
+        .conditionsTitle: "Conditions",
+        .conditionsHint: "Tried in this order; a parameter takes the value of the first condition that holds and has one.",
+        .noParameters: "No parameters yet.",
+        .noConditions: "No conditions yet.",
+        .parameterName: "Parameter",
+        .parameterType: "Type",
+        .defaultValue: "Default",
+        .conditionalValues: "Conditional values",
+        .group: "Group",
+        .description: "Description",
+        .conditionName: "Condition",
+        .conditionWhen: "When",
+        .liveVersion: "Live version",
+        .neverPublished: "Nothing has been published yet.",
+        .editTemplateTitle: "Edit and publish",
+        .templateLabel: "Template (JSON)",
+        .templateHint: "The whole template: conditions in order and parameters by name, as kizuna config publish takes it.",
+        .notJSON: "The template is not valid JSON",
+        .publishMessageLabel: "What changed (kept in the history)",
+        .publishButton: "Publish",
+        .published: "Published.",
+        .rolledBack: "Rolled back: the chosen version is live again as a new version.",
+        .publishConflict: "Someone published while you were editing:",
+        .publishConflictHelp:
+            "Nothing was lost: your draft is below and the live version is unchanged. These are their changes since the version you started from; publish again to replace them with your draft.",
+        .historyTitle: "History",
+        .versionColumn: "Version",
+        .authorColumn: "By",
+        .messageColumn: "Message",
+        .liveMarker: "Live",
+        .rollbackButton: "Roll back to",
+        .rollbackOf: "rollback of",
+        .diffTitle: "Changes",
+        .diffFrom: "From version",
+        .diffTo: "to version",
+        .compareButton: "Compare",
+        .noChanges: "No changes.",
+        .pathColumn: "Where",
+        .changeColumn: "Change",
+        .beforeColumn: "Before",
+        .afterColumn: "After",
+        .added: "added",
+        .removed: "removed",
+        .changed: "changed",
     ]
 
     static let japanese: [ConsoleWord: String] = [
@@ -140,5 +203,51 @@ struct ConsoleText: Sendable {
         .storeURLHint: "アップデートゲートが更新を促すときの移動先。",
         .summaryHeading: "次の点を修正してください:",
         .notFound: "そのアプリはありません。",
+        .settingsTab: "設定",
+        .configTitle: "リモート設定",
+        .parametersTitle: "パラメーター",
+        .conditionsTitle: "条件",
+        .conditionsHint: "この順に評価されます。パラメーターは、値を持つ条件のうち最初に成り立つものの値になります。",
+        .noParameters: "パラメーターはまだありません。",
+        .noConditions: "条件はまだありません。",
+        .parameterName: "パラメーター",
+        .parameterType: "型",
+        .defaultValue: "既定値",
+        .conditionalValues: "条件付きの値",
+        .group: "グループ",
+        .description: "説明",
+        .conditionName: "条件",
+        .conditionWhen: "成り立つとき",
+        .liveVersion: "公開中のバージョン",
+        .neverPublished: "まだ何も公開されていません。",
+        .editTemplateTitle: "編集して公開",
+        .templateLabel: "テンプレート（JSON）",
+        .templateHint: "テンプレート全体：順序どおりの条件と名前ごとのパラメーター。kizuna config publish と同じ形式です。",
+        .notJSON: "テンプレートが正しい JSON ではありません",
+        .publishMessageLabel: "変更内容（履歴に残ります）",
+        .publishButton: "公開",
+        .published: "公開しました。",
+        .rolledBack: "ロールバックしました。選んだバージョンが新しいバージョンとして公開されています。",
+        .publishConflict: "編集中に別の人が公開しました:",
+        .publishConflictHelp: "何も失われていません。下書きは下にあり、公開中のバージョンは変わっていません。以下は編集を始めたバージョン以降の相手の変更です。もう一度公開すると、下書きで置き換えます。",
+        .historyTitle: "履歴",
+        .versionColumn: "バージョン",
+        .authorColumn: "公開した人",
+        .messageColumn: "メッセージ",
+        .liveMarker: "公開中",
+        .rollbackButton: "ロールバック:",
+        .rollbackOf: "ロールバック元",
+        .diffTitle: "変更点",
+        .diffFrom: "比較元バージョン",
+        .diffTo: "比較先バージョン",
+        .compareButton: "比較",
+        .noChanges: "変更はありません。",
+        .pathColumn: "場所",
+        .changeColumn: "変更",
+        .beforeColumn: "変更前",
+        .afterColumn: "変更後",
+        .added: "追加",
+        .removed: "削除",
+        .changed: "変更",
     ]
 }

@@ -1,0 +1,217 @@
+import Foundation
+import KizunaCore
+
+/// The Remote config section's pages: the live template as tables, an editor to publish a new version, the history
+/// with rollback, and a diff of any two versions.
+enum ConsoleConfigPages {
+    typealias Problem = ConsolePages.Problem
+
+    /// What the editor shows: the draft (the live template, or what was posted) and the version it was based on.
+    struct Draft {
+        var text: String
+        var message: String
+        /// The version the draft changes: what the publish's `If-Match` names.
+        var base: Int64
+    }
+
+    /// A conflict to explain: someone published `current` while the draft was based on an older version.
+    struct Conflict {
+        let current: DocumentVersionInfo
+        let changes: [JSONChange]
+    }
+
+    static func page(
+        _ frame: ConsolePages.Frame, app: AppRecord, live: PublishedDocument, history: [DocumentVersionInfo], draft: Draft,
+        problems: [Problem] = [], conflict: Conflict? = nil, notice: String? = nil
+    ) -> String {
+        let text = frame.text
+        let base = "/console/apps/\(ConsoleController.escapedSegment(app.id))/config"
+        var body = ConsoleAppPages.tabs(text, app: app, current: .config)
+        body += #"<p>\#(escape(versionLine(text, live)))</p>"#
+        body += #"<h2 id="parameters">\#(escape(text[.parametersTitle]))</h2>"# + parameterTable(text, live.document)
+        body += #"<h2 id="conditions">\#(escape(text[.conditionsTitle]))</h2>"# + conditionTable(text, live.document)
+        if let conflict {
+            let by = "\(conflict.current.version) · \(conflict.current.author)\(conflict.current.message.map { " · \($0)" } ?? "")"
+            body += #"<div class="summary" role="alert"><p>\#(escape(text[.publishConflict])) \#(escape(by))</p>"#
+            body += #"<p>\#(escape(text[.publishConflictHelp]))</p>\#(diffTable(text, conflict.changes))</div>"#
+        }
+        body += """
+            <h2 id="edit">\(escape(text[.editTemplateTitle]))</h2>
+            <form method="post" action="\(base)" class="panel" aria-labelledby="edit">
+            \(ConsolePages.csrfField(frame.csrf))
+            <input type="hidden" name="base" value="\(draft.base)">
+            \(ConsolePages.summary(text, problems))
+            \(textArea("document", label: text[.templateLabel], value: draft.text, problems: problems, hint: text[.templateHint]))
+            \(ConsolePages.field("message", label: text[.publishMessageLabel], value: draft.message, problems: problems, extra: #"maxlength="500""#))
+            <button type="submit">\(escape(text[.publishButton]))</button>
+            </form>
+            """
+        body += #"<h2 id="history">\#(escape(text[.historyTitle]))</h2>"# + historyTable(frame, base: base, live: live, history: history)
+        return ConsolePages.page(frame, title: "\(text[.configTitle]): \(app.name)", notice: notice, body: body)
+    }
+
+    /// The changes from one version to another, side by side.
+    static func diff(_ frame: ConsolePages.Frame, app: AppRecord, diff: DocumentDiff) -> String {
+        let text = frame.text
+        let body = """
+            \(ConsoleAppPages.tabs(text, app: app, current: .config))
+            <p>\(escape(text[.diffFrom])) \(diff.from) → \(escape(text[.diffTo])) \(diff.to)</p>
+            \(diffTable(text, diff.changes))
+            <p><a href="/console/apps/\(ConsoleController.escapedSegment(app.id))/config">\(escape(text[.configTitle]))</a></p>
+            """
+        return ConsolePages.page(frame, title: "\(text[.diffTitle]): \(app.name)", body: body)
+    }
+
+    // MARK: Parts
+
+    private static func versionLine(_ text: ConsoleText, _ live: PublishedDocument) -> String {
+        guard live.version > 0 else { return text[.neverPublished] }
+        return "\(text[.liveVersion]) \(live.version) · \(live.author) · \(ConsoleAppPages.plainTime(live.publishedAt))"
+            + (live.message.map { " · \($0)" } ?? "")
+    }
+
+    private static func parameterTable(_ text: ConsoleText, _ document: JSONValue) -> String {
+        guard case .object(let parameters)? = document["parameters"], !parameters.isEmpty else {
+            return #"<p>\#(escape(text[.noParameters]))</p>"#
+        }
+        func group(_ value: JSONValue) -> String { value["group"]?.stringValue ?? "" }
+        let rows = parameters.sorted { (group($0.value), $0.key) < (group($1.value), $1.key) }.map { name, parameter in
+            let conditional: String
+            if case .object(let values)? = parameter["conditionalValues"], !values.isEmpty {
+                conditional =
+                    "<ul>"
+                    + values.sorted { $0.key < $1.key }.map { #"<li><span class="mono">\#(escape($0.key))</span> → \#(json($0.value))</li>"# }
+                    .joined() + "</ul>"
+            } else {
+                conditional = ""
+            }
+            return """
+                <tr id="parameter-\(escape(name))"><th scope="row" class="mono">\(escape(name))</th><td>\(escape(parameter["type"]?.stringValue ?? ""))</td>\
+                <td>\(parameter["default"].map(json) ?? "")</td><td>\(conditional)</td><td>\(escape(group(parameter)))</td>\
+                <td>\(escape(parameter["description"]?.stringValue ?? ""))</td></tr>
+                """
+        }.joined(separator: "\n")
+        return """
+            <table>
+            <thead><tr><th scope="col">\(escape(text[.parameterName]))</th><th scope="col">\(escape(text[.parameterType]))</th>\
+            <th scope="col">\(escape(text[.defaultValue]))</th><th scope="col">\(escape(text[.conditionalValues]))</th>\
+            <th scope="col">\(escape(text[.group]))</th><th scope="col">\(escape(text[.description]))</th></tr></thead>
+            <tbody>
+            \(rows)
+            </tbody>
+            </table>
+            """
+    }
+
+    private static func conditionTable(_ text: ConsoleText, _ document: JSONValue) -> String {
+        guard case .array(let conditions)? = document["conditions"], !conditions.isEmpty else {
+            return #"<p>\#(escape(text[.noConditions]))</p>"#
+        }
+        let rows = conditions.enumerated().map { index, condition in
+            """
+            <tr><td>\(index + 1)</td><th scope="row" class="mono">\(escape(condition["name"]?.stringValue ?? ""))</th>\
+            <td>\(condition["when"].map(json) ?? "")</td><td>\(escape(condition["description"]?.stringValue ?? ""))</td></tr>
+            """
+        }.joined(separator: "\n")
+        return """
+            <p class="hint">\(escape(text[.conditionsHint]))</p>
+            <table>
+            <thead><tr><th scope="col">#</th><th scope="col">\(escape(text[.conditionName]))</th><th scope="col">\(escape(text[.conditionWhen]))</th>\
+            <th scope="col">\(escape(text[.description]))</th></tr></thead>
+            <tbody>
+            \(rows)
+            </tbody>
+            </table>
+            """
+    }
+
+    private static func historyTable(_ frame: ConsolePages.Frame, base: String, live: PublishedDocument, history: [DocumentVersionInfo]) -> String {
+        let text = frame.text
+        guard !history.isEmpty else { return #"<p>\#(escape(text[.neverPublished]))</p>"# }
+        let options = history.map { #"<option value="\#($0.version)">\#($0.version)</option>"# }.joined()
+        let compare = """
+            <form method="get" action="\(base)/diff" class="row">
+            <label for="from">\(escape(text[.diffFrom]))</label><select id="from" name="from">\(options)</select>
+            <label for="to">\(escape(text[.diffTo]))</label><select id="to" name="to">\(options)</select>
+            <button type="submit" class="secondary">\(escape(text[.compareButton]))</button>
+            </form>
+            """
+        let rows = history.map { version in
+            let rollback =
+                version.version == live.version
+                ? escape(text[.liveMarker])
+                : """
+                <form method="post" action="\(base)/rollback">\(ConsolePages.csrfField(frame.csrf))\
+                <input type="hidden" name="version" value="\(version.version)"><input type="hidden" name="base" value="\(live.version)">\
+                <button type="submit" class="secondary">\(escape(text[.rollbackButton])) \(version.version)</button></form>
+                """
+            let note = version.rollbackOf.map { " (\(text[.rollbackOf]) \($0))" } ?? ""
+            return """
+                <tr><td>\(version.version)</td><td>\(escape(version.author))</td><td>\(escape((version.message ?? "") + note))</td>\
+                <td>\(ConsoleAppPages.plainTime(version.publishedAt))</td><td class="actions">\(rollback)</td></tr>
+                """
+        }.joined(separator: "\n")
+        return """
+            \(compare)
+            <table>
+            <thead><tr><th scope="col">\(escape(text[.versionColumn]))</th><th scope="col">\(escape(text[.authorColumn]))</th>\
+            <th scope="col">\(escape(text[.messageColumn]))</th><th scope="col">\(escape(text[.updatedAt]))</th>\
+            <th scope="col">\(escape(text[.actions]))</th></tr></thead>
+            <tbody>
+            \(rows)
+            </tbody>
+            </table>
+            """
+    }
+
+    static func diffTable(_ text: ConsoleText, _ changes: [JSONChange]) -> String {
+        guard !changes.isEmpty else { return #"<p>\#(escape(text[.noChanges]))</p>"# }
+        let rows = changes.map { change in
+            """
+            <tr class="\(change.kind.rawValue)"><th scope="row" class="mono">\(escape(change.path))</th><td>\(escape(text.changeKind(change.kind)))</td>\
+            <td>\(change.before.map(json) ?? "")</td><td>\(change.after.map(json) ?? "")</td></tr>
+            """
+        }.joined(separator: "\n")
+        return """
+            <table class="diff">
+            <thead><tr><th scope="col">\(escape(text[.pathColumn]))</th><th scope="col">\(escape(text[.changeColumn]))</th>\
+            <th scope="col">\(escape(text[.beforeColumn]))</th><th scope="col">\(escape(text[.afterColumn]))</th></tr></thead>
+            <tbody>
+            \(rows)
+            </tbody>
+            </table>
+            """
+    }
+
+    /// A labelled text area with its hint and problems (every problem of the template is this field's).
+    private static func textArea(_ name: String, label: String, value: String, problems: [Problem], hint: String) -> String {
+        let mine = problems.filter { $0.field == name }
+        let errors =
+            mine.isEmpty ? "" : #"<ul class="errors" id="\#(name)-errors">"# + mine.map { "<li>\(escape($0.message))</li>" }.joined() + "</ul>"
+        let described = mine.isEmpty ? "\(name)-hint" : "\(name)-hint \(name)-errors"
+        return """
+            <div class="field">
+            <label for="\(name)">\(escape(label))</label>
+            <textarea id="\(name)" name="\(name)" rows="24" spellcheck="false" class="mono" aria-describedby="\(described)"\(mine.isEmpty ? "" : #" aria-invalid="true""#)>\(escape(value))</textarea>
+            <p class="hint" id="\(name)-hint">\(escape(hint))</p>
+            \(errors)
+            </div>
+            """
+    }
+
+    /// A value as compact JSON in a `<code>`.
+    static func json(_ value: JSONValue) -> String {
+        "<code>\(escape(ConsoleConfigPages.text(of: value, pretty: false)))</code>"
+    }
+
+    /// `value` as JSON text with sorted keys, indented when `pretty`.
+    static func text(of value: JSONValue, pretty: Bool) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+    }
+
+    private static func escape(_ text: String) -> String {
+        ConsolePages.escape(text)
+    }
+}
