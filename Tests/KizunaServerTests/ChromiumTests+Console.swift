@@ -95,7 +95,7 @@ extension ChromiumTests {
     }
 
     @Test(.enabled(if: Chromium.shouldRun, "chromium is not installed (apt-get install chromium); CI installs it"))
-    func consolePublishAConfigDiffAndRollBack() async throws {
+    func consolePublishAConfigDiffRollBackAndSimulate() async throws {
         try await withTestServer(.sqlite) { server in
             #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
             let base = "http://127.0.0.1:\(try #require(server.client.port))"
@@ -150,6 +150,23 @@ extension ChromiumTests {
                 let live = try await ConsoleConfigTests.live(server)
                 #expect(live.version == 3 && live.rollbackOf == 1 && live.document["parameters"]?["limit"] == nil)
                 try await Self.save(try await page.screenshot(), "console-config-rolled-back.png")
+
+                // The device simulator, on a template with conditions: what a Japanese pro user gets on a Saturday.
+                try await UpdateGateTests.publish(server, "config", ConsoleSimulatorTests.template)
+                try await page.navigate("\(base)/console/apps/shop/config/simulate")
+                try await page.evaluateAndWaitForLoad(
+                    """
+                    document.querySelector('#appVersion').value = '3.1';
+                    document.querySelector('#locale').value = 'ja-JP';
+                    document.querySelector('#attributes').value = 'plan=pro';
+                    document.querySelector('#at').value = '2026-11-28T12:00:00+09:00';
+                    document.querySelector('#appVersion').form.submit();
+                    """)
+                let banner = "[...document.querySelectorAll('#simulated-values tr')].find(r => r.cells[0].textContent === 'banner')"
+                #expect(try await page.evaluate("\(banner).cells[1].textContent").stringValue == "\"Weekend sale\"")
+                #expect(try await page.evaluate("\(banner).cells[2].textContent").stringValue == "weekend")
+                #expect(try await page.evaluate("document.querySelectorAll('#condition-outcomes tr.holds').length") == .number(3))
+                try await Self.save(try await page.screenshot(), "console-config-simulator.png")
             } catch {
                 await browser.quit()
                 throw error

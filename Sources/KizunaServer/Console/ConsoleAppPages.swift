@@ -113,15 +113,23 @@ enum ConsoleAppPages {
 
     /// An app's pages.
     enum Tab: CaseIterable {
-        case settings, config
+        case settings, config, simulator
 
         func path(_ app: AppRecord) -> String {
             let base = "/console/apps/\(ConsoleController.escapedSegment(app.id))"
-            return self == .settings ? base : "\(base)/config"
+            switch self {
+            case .settings: return base
+            case .config: return "\(base)/config"
+            case .simulator: return "\(base)/config/simulate"
+            }
         }
 
         func title(_ text: ConsoleText) -> String {
-            self == .settings ? text[.settingsTab] : text[.configTitle]
+            switch self {
+            case .settings: text[.settingsTab]
+            case .config: text[.configTitle]
+            case .simulator: text[.simulatorTitle]
+            }
         }
     }
 

@@ -41,7 +41,7 @@ enum ConsoleConfigPages {
             \(ConsolePages.csrfField(frame.csrf))
             <input type="hidden" name="base" value="\(draft.base)">
             \(ConsolePages.summary(text, problems))
-            \(textArea("document", label: text[.templateLabel], value: draft.text, problems: problems, hint: text[.templateHint]))
+            \(ConsolePages.textArea("document", label: text[.templateLabel], value: draft.text, problems: problems, hint: text[.templateHint], rows: 24, extra: #"spellcheck="false" class="mono""#))
             \(ConsolePages.field("message", label: text[.publishMessageLabel], value: draft.message, problems: problems, extra: #"maxlength="500""#))
             <button type="submit">\(escape(text[.publishButton]))</button>
             </form>
@@ -180,22 +180,6 @@ enum ConsoleConfigPages {
             \(rows)
             </tbody>
             </table>
-            """
-    }
-
-    /// A labelled text area with its hint and problems (every problem of the template is this field's).
-    private static func textArea(_ name: String, label: String, value: String, problems: [Problem], hint: String) -> String {
-        let mine = problems.filter { $0.field == name }
-        let errors =
-            mine.isEmpty ? "" : #"<ul class="errors" id="\#(name)-errors">"# + mine.map { "<li>\(escape($0.message))</li>" }.joined() + "</ul>"
-        let described = mine.isEmpty ? "\(name)-hint" : "\(name)-hint \(name)-errors"
-        return """
-            <div class="field">
-            <label for="\(name)">\(escape(label))</label>
-            <textarea id="\(name)" name="\(name)" rows="24" spellcheck="false" class="mono" aria-describedby="\(described)"\(mine.isEmpty ? "" : #" aria-invalid="true""#)>\(escape(value))</textarea>
-            <p class="hint" id="\(name)-hint">\(escape(hint))</p>
-            \(errors)
-            </div>
             """
     }
 

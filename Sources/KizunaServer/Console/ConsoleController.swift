@@ -31,6 +31,7 @@ struct ConsoleController: Sendable {
         root.post("/console/sign-out", use: signedIn(signOut))
         addAppRoutes(to: root)
         addConfigRoutes(to: root)
+        addSimulatorRoutes(to: root)
     }
 
     // MARK: Signing in and out

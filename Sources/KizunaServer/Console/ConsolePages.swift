@@ -143,6 +143,20 @@ enum ConsolePages {
             """
     }
 
+    /// A labelled text area with its hint and its problems.
+    static func textArea(
+        _ name: String, label: String, value: String, problems: [Problem], hint: String? = nil, rows: Int, extra: String = ""
+    ) -> String {
+        let (describedBy, invalid, notes) = annotations(name, problems: problems, hint: hint)
+        return """
+            <div class="field">
+            <label for="\(name)">\(escape(label))</label>
+            <textarea id="\(name)" name="\(name)" rows="\(rows)"\(describedBy)\(invalid) \(extra)>\(escape(value))</textarea>
+            \(notes)
+            </div>
+            """
+    }
+
     /// A labelled `select` of `options` (value and shown text) with `selected` chosen.
     static func select(_ name: String, label: String, options: [(value: String, text: String)], selected: String, problems: [Problem]) -> String {
         let (describedBy, invalid, notes) = annotations(name, problems: problems, hint: nil)

@@ -22,7 +22,7 @@ enum ConsoleStyle {
         .languages{flex:0;white-space:nowrap}.languages a[aria-current]{font-weight:700;color:var(--text);text-decoration:none}
         main{max-width:64rem;margin:2rem auto;padding:0 1.5rem}
         h1{font-size:1.6rem;margin:0 0 1rem}h2{font-size:1.2rem;margin:2rem 0 .75rem}
-        .panel{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:1.25rem}
+        .panel{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:1.25rem;margin-top:1rem}
         .narrow{max-width:30rem}
         .field{margin-bottom:1rem}
         label{display:block;font-weight:600;margin-bottom:.25rem}

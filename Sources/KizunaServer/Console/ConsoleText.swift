@@ -16,6 +16,9 @@ enum ConsoleWord: String, CaseIterable, Sendable {
     case historyTitle, versionColumn, authorColumn, messageColumn, liveMarker, rollbackButton, rollbackOf
     case diffTitle, diffFrom, diffTo, compareButton, noChanges, pathColumn, changeColumn, beforeColumn, afterColumn
     case added, removed, changed
+    case simulatorTitle, simulateButton, appVersionLabel, buildNumberLabel, osVersionLabel, localeLabel, countryLabel
+    case installIdLabel, installIdHint, attributesLabel, attributesHint, atLabel, atHint, unspecified, badAttribute
+    case simulatedValues, valueColumn, decidedBy, defaultDecided, outcomeColumn, holds, doesNotHold
 }
 
 /// The console's texts in one language, picked from a language switch (the `kizuna_console_lang` cookie) or else
@@ -156,6 +159,28 @@ struct ConsoleText: Sendable {
         .added: "added",
         .removed: "removed",
         .changed: "changed",
+        .simulatorTitle: "Device simulator",
+        .simulateButton: "Simulate",
+        .appVersionLabel: "App version",
+        .buildNumberLabel: "Build number",
+        .osVersionLabel: "OS version",
+        .localeLabel: "Locale",
+        .countryLabel: "Country or region",
+        .installIdLabel: "Install id",
+        .installIdHint: "Percentage rollouts are decided by it; leave it empty to simulate a device without one.",
+        .attributesLabel: "Attributes",
+        .attributesHint: "One name=value per line, as the app sets them: true and false are booleans, numbers are numbers.",
+        .atLabel: "At",
+        .atHint: "The time date and weekly conditions are checked against, in ISO 8601 (2026-12-24T18:00:00+09:00); now when empty.",
+        .unspecified: "Not given",
+        .badAttribute: "Write each attribute as name=value",
+        .simulatedValues: "What this device gets",
+        .valueColumn: "Value",
+        .decidedBy: "Decided by",
+        .defaultDecided: "the default",
+        .outcomeColumn: "For this device",
+        .holds: "holds",
+        .doesNotHold: "does not hold",
     ]
 
     static let japanese: [ConsoleWord: String] = [
@@ -249,5 +274,27 @@ struct ConsoleText: Sendable {
         .added: "追加",
         .removed: "削除",
         .changed: "変更",
+        .simulatorTitle: "端末シミュレーター",
+        .simulateButton: "シミュレート",
+        .appVersionLabel: "アプリのバージョン",
+        .buildNumberLabel: "ビルド番号",
+        .osVersionLabel: "OS のバージョン",
+        .localeLabel: "ロケール",
+        .countryLabel: "国または地域",
+        .installIdLabel: "インストール ID",
+        .installIdHint: "割合による配信はこの ID で決まります。空欄なら ID のない端末としてシミュレートします。",
+        .attributesLabel: "属性",
+        .attributesHint: "1 行に 1 つ、名前=値 の形で。true と false は真偽値、数字は数値になります。",
+        .atLabel: "日時",
+        .atHint: "日付や曜日の条件を判定する日時（ISO 8601、例 2026-12-24T18:00:00+09:00）。空欄なら現在。",
+        .unspecified: "指定なし",
+        .badAttribute: "属性は 名前=値 の形で書いてください",
+        .simulatedValues: "この端末が受け取る値",
+        .valueColumn: "値",
+        .decidedBy: "決め手",
+        .defaultDecided: "既定値",
+        .outcomeColumn: "この端末では",
+        .holds: "成り立つ",
+        .doesNotHold: "成り立たない",
     ]
 }

@@ -29,6 +29,7 @@ struct PublishingController: Sendable {
             admin.get(RouterPath("\(base)/versions/{version}")) { try await show($0, $1, kind) }
             admin.get(RouterPath("\(base):diff")) { try await diff($0, $1, kind) }
         }
+        admin.post("/apps/{app}/config:simulate") { try await simulate($0, $1) }
         admin.get("/apps/{app}/gate/mirror") { request, context in
             let signed = try await mirrors.signed(app: try await appId(context))
             return Response.bytes(Array(signed.bytes), contentType: "application/json", headers: [.cacheControl: "no-store"])
@@ -40,6 +41,25 @@ struct PublishingController: Sendable {
     func current(_ request: Request, _ context: KizunaRequestContext, _ kind: DocumentKind) async throws -> Response {
         let document = try await documents.current(app: try await appId(context), kind: kind)
         return try .json(document, headers: [.eTag: document.etag, .cacheControl: "no-store"])
+    }
+
+    /// What the live template gives the device the body describes (a `config:fetch` body), and why; `?at=` (ISO 8601)
+    /// sets the time that date and weekly conditions are checked against, now by default.
+    func simulate(_ request: Request, _ context: KizunaRequestContext) async throws -> Response {
+        let app = try await appId(context)
+        let device = try await request.decode(as: DeviceContext.self, context: context)
+        var now = Date()
+        if let at = request.uri.queryParameters["at"] {
+            let formatter = ISO8601DateFormatter()  // 2026-11-28T12:00:00Z or +09:00
+            guard let date = formatter.date(from: String(at)) else {
+                throw KizunaError(.badRequest, "at must be a time in ISO 8601, such as 2026-11-27T09:00:00Z.", field: "at")
+            }
+            now = date
+        }
+        let evaluation = try EvaluationContext(device: device, appId: app, now: now)
+        let live = try await documents.current(app: app, kind: .config)
+        return try .json(
+            try RemoteConfigTemplate(parsing: live.document).simulate(evaluation, version: live.version), headers: [.cacheControl: "no-store"])
     }
 
     /// Publishes a new version (`If-Match` required), or with `?validateOnly=true` only checks it.
