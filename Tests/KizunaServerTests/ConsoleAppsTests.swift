@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import KizunaCore
+import NIOCore
 import Testing
 
 @testable import KizunaServer
@@ -69,6 +70,34 @@ struct ConsoleAppsTests {
             #expect(try await server.send(.get, "/v1/admin/apps/mio").status == .notFound)
             let gone = try await browser.get("/console/apps/mio")
             #expect(gone.status == .notFound && gone.text.contains("There is no such app."))
+        }
+    }
+
+    @Test func associatedDomainSettingsAreSavedBesideTheServedFileAndItsSize() async throws {
+        try await withTestServer(.sqlite) { server in
+            #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
+            var browser = ConsoleClient(server)
+            try await browser.signIn()
+            let page = try await browser.get("/console/apps/shop/associated-domains")
+            let served = try await server.send(.get, "/.well-known/apple-app-site-association", authorized: false)
+            #expect(page.status == .ok && page.text.contains("ABCDE12345.com.example.shop") && page.text.contains(#"<textarea id="settings""#))
+            #expect(page.text.contains(#"max="131072""#) && page.text.contains(#"value="\#(served.body.readableBytes)""#))
+            #expect(page.text.contains("\(served.body.readableBytes) bytes of 131,072 ("))
+            let csrf = try #require(ConsoleClient.csrf(in: page.text))
+
+            let broken = try await browser.post("/console/apps/shop/associated-domains", ["csrf": csrf, "settings": "{"])
+            #expect(broken.status == .badRequest && broken.text.contains("This is not valid JSON") && broken.text.contains(#"aria-invalid="true""#))
+            let refused = try await browser.post(
+                "/console/apps/shop/associated-domains", ["csrf": csrf, "settings": #"{"appClips":["com.other.clip"]}"#])
+            #expect(refused.status == .badRequest && refused.text.contains(#"id="settings-errors""#) && refused.text.contains("com.other.clip"))
+
+            let settings = #"{"webCredentials":true,"appLinks":[{"/":"/items/*","comment":"items"}]}"#
+            let saved = try await browser.post("/console/apps/shop/associated-domains", ["csrf": csrf, "settings": settings])
+            #expect(saved.status == .seeOther && saved.headers[.location] == "/console/apps/shop/associated-domains?notice=saved")
+            let after = try await browser.get("/console/apps/shop/associated-domains?notice=saved")
+            #expect(after.text.contains("Changes saved.") && after.text.contains("/items/*"))
+            let stored = try await server.send(.get, "/v1/admin/apps/shop/associated-domains").decode(JSONValue.self)
+            #expect(stored["appLinks"]?.arrayValue?.first?["/"] == "/items/*")
         }
     }
 

@@ -135,6 +135,7 @@ struct ConsoleTests {
                 ("/console/apps/shop/delete", ["confirm": "shop"]),
                 ("/console/apps/shop/config", ["base": "0", "document": "{}", "message": "forged"]),
                 ("/console/apps/shop/config/rollback", ["base": "0", "version": "1"]),
+                ("/console/apps/shop/associated-domains", ["settings": "{}"]),
                 ("/console/sign-out", [:]),
             ]
             for (path, fields) in writes {

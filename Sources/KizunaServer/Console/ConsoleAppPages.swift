@@ -113,7 +113,7 @@ enum ConsoleAppPages {
 
     /// An app's pages.
     enum Tab: CaseIterable {
-        case settings, config, simulator
+        case settings, config, simulator, domains
 
         func path(_ app: AppRecord) -> String {
             let base = "/console/apps/\(ConsoleController.escapedSegment(app.id))"
@@ -121,6 +121,7 @@ enum ConsoleAppPages {
             case .settings: return base
             case .config: return "\(base)/config"
             case .simulator: return "\(base)/config/simulate"
+            case .domains: return "\(base)/associated-domains"
             }
         }
 
@@ -129,6 +130,7 @@ enum ConsoleAppPages {
             case .settings: text[.settingsTab]
             case .config: text[.configTitle]
             case .simulator: text[.simulatorTitle]
+            case .domains: text[.domainsTitle]
             }
         }
     }

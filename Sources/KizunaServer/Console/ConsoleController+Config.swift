@@ -137,14 +137,14 @@ extension ConsoleController {
         return ConsoleConfigPages.Conflict(current: info, changes: changes)
     }
 
-    /// A refused template's problems, all at the editor, each with the JSON path it names.
-    static func documentProblems(_ error: KizunaError) -> [ConsolePages.Problem] {
+    /// A refused document's problems, all at its editor (`field`), each with the JSON path it names.
+    static func documentProblems(_ error: KizunaError, field: String = "document") -> [ConsolePages.Problem] {
         let details =
             error.details.isEmpty ? [KizunaError.Detail(code: error.code.rawValue, message: error.message, field: error.field)] : error.details
         return details.map { detail in
             var path = detail.field ?? ""
             if path.hasPrefix("$.document") { path = "$" + path.dropFirst("$.document".count) }
-            return ConsolePages.Problem(field: "document", message: path.isEmpty ? detail.message : "\(path): \(detail.message)")
+            return ConsolePages.Problem(field: field, message: path.isEmpty ? detail.message : "\(path): \(detail.message)")
         }
     }
 

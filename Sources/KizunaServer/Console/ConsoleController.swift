@@ -32,6 +32,7 @@ struct ConsoleController: Sendable {
         addAppRoutes(to: root)
         addConfigRoutes(to: root)
         addSimulatorRoutes(to: root)
+        addDomainRoutes(to: root)
     }
 
     // MARK: Signing in and out

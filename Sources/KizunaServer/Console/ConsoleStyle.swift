@@ -47,7 +47,7 @@ enum ConsoleStyle {
         .row{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}.row label{margin:0}.row select{width:auto}
         .tabs{display:flex;gap:1.25rem;margin-bottom:1rem;border-bottom:1px solid var(--line);padding-bottom:.5rem}
         .tabs a[aria-current=page]{font-weight:700;color:var(--text);text-decoration:none}
-        textarea{max-width:none;min-height:16rem}
+        textarea{max-width:none;min-height:6rem}pre{overflow:auto;max-height:32rem;margin:0}meter{width:16rem;margin:0 .75rem}
         td ul{margin:0;padding-left:1rem}td form{margin:0}
         table.diff tr.added th{border-left:4px solid var(--ok)}table.diff tr.removed th{border-left:4px solid var(--danger)}
         table.diff tr.changed th{border-left:4px solid var(--accent)}

@@ -19,6 +19,7 @@ enum ConsoleWord: String, CaseIterable, Sendable {
     case simulatorTitle, simulateButton, appVersionLabel, buildNumberLabel, osVersionLabel, localeLabel, countryLabel
     case installIdLabel, installIdHint, attributesLabel, attributesHint, atLabel, atHint, unspecified, badAttribute
     case simulatedValues, valueColumn, decidedBy, defaultDecided, outcomeColumn, holds, doesNotHold
+    case domainsTitle, domainSettingsLabel, domainSettingsHint, servedFileTitle, servedFileHint, fileSize, notJSONGeneric
 }
 
 /// The console's texts in one language, picked from a language switch (the `kizuna_console_lang` cookie) or else
@@ -42,6 +43,16 @@ struct ConsoleText: Sendable {
 
     subscript(_ word: ConsoleWord) -> String {
         words[word] ?? Self.english[word] ?? word.rawValue
+    }
+
+    /// The served file's size against the limit: `2,345 bytes of 131,072 (2 %)`.
+    func sizeOf(bytes: Int, limit: Int, percent: Int) -> String {
+        func grouped(_ number: Int) -> String {  // 131,072 in both languages, whatever the server's locale
+            let digits = Array(String(number))
+            return String(digits.enumerated().flatMap { index, digit in (index > 0 && (digits.count - index) % 3 == 0 ? [","] : []) + [digit] })
+        }
+        let (count, maximum) = (grouped(bytes), grouped(limit))
+        return language == "ja" ? "\(maximum) バイト中 \(count) バイト（\(percent)%）" : "\(count) bytes of \(maximum) (\(percent) %)"
     }
 
     /// How a diff names a kind of change.
@@ -181,6 +192,14 @@ struct ConsoleText: Sendable {
         .outcomeColumn: "For this device",
         .holds: "holds",
         .doesNotHold: "does not hold",
+        .domainsTitle: "Associated domains",
+        .domainSettingsLabel: "Settings (JSON)",
+        .domainSettingsHint:
+            "webCredentials, appLinks (rules in order, the first match decides), appLinkDefaults, appClips, legacyPaths and substitutionVariables, as the admin API takes them.",
+        .servedFileTitle: "The served apple-app-site-association",
+        .servedFileHint: "What /.well-known/apple-app-site-association answers for every app; iOS reads at most 128 KB of it.",
+        .fileSize: "Size",
+        .notJSONGeneric: "This is not valid JSON",
     ]
 
     static let japanese: [ConsoleWord: String] = [
@@ -296,5 +315,12 @@ struct ConsoleText: Sendable {
         .outcomeColumn: "この端末では",
         .holds: "成り立つ",
         .doesNotHold: "成り立たない",
+        .domainsTitle: "関連ドメイン",
+        .domainSettingsLabel: "設定（JSON）",
+        .domainSettingsHint: "webCredentials、appLinks（順に評価され最初に一致したものが有効）、appLinkDefaults、appClips、legacyPaths、substitutionVariables。管理 API と同じ形式です。",
+        .servedFileTitle: "配信中の apple-app-site-association",
+        .servedFileHint: "/.well-known/apple-app-site-association が全アプリ分として返す内容。iOS が読むのは 128 KB までです。",
+        .fileSize: "サイズ",
+        .notJSONGeneric: "正しい JSON ではありません",
     ]
 }
