@@ -173,6 +173,7 @@ public struct KizunaConfiguration: Sendable {
                    \(credential.token)
 
                  Use it with:  export KIZUNA_TOKEN=\(credential.token)
+                 or sign in with it to the admin console at /console.
                  More tokens:  kizuna admin token create --name <what-for>
                 ========================================================================
 

@@ -9,7 +9,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the Kizuna server.",
         discussion: """
             With no options it serves http://127.0.0.1:8080 from an SQLite store in ./kizuna-data, created on first \
-            start. On the first start of an empty store it prints a one-time admin token. Pending migrations run in \
+            start. On the first start of an empty store it prints a one-time admin token: use it with the CLI, the \
+            admin API, or to sign in to the admin console at /console. Pending migrations run in \
             the background: /health/live answers at once, /health/ready and the API answer 503 until they finish. \
             SIGINT or SIGTERM drain in-flight requests and close the store.
             """
