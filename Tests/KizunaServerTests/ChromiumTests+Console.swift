@@ -175,6 +175,44 @@ extension ChromiumTests {
         }
     }
 
+    @Test(.enabled(if: Chromium.shouldRun, "chromium is not installed (apt-get install chromium); CI installs it"))
+    func consoleSetAGateAndSimulateABlockedVersion() async throws {
+        try await withTestServer(.sqlite) { server in
+            #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
+            let base = "http://127.0.0.1:\(try #require(server.client.port))"
+            let browser = try Chromium()
+            do {
+                let page = try await ChromiumPage.open(in: browser)
+                try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+                try await Self.signIntoConsole(page, base: base, token: server.adminToken)
+                try await page.navigate("\(base)/console/apps/shop/gate")
+                try await page.evaluateAndWaitForLoad(
+                    """
+                    document.querySelector('#document').value = \(Self.quoted(ConsoleGateTests.policy));
+                    document.querySelector('#message').value = 'Block 3.5.1';
+                    document.querySelector('#document').form.submit();
+                    """)
+                #expect(try await page.evaluate("document.querySelector('[role=status]').textContent").stringValue == "Published.")
+                try await Self.save(try await page.screenshot(), "console-gate.png")
+
+                try await page.evaluateAndWaitForLoad("document.querySelector('a[href=\"/console/apps/shop/gate/simulate\"]').click()")
+                try await page.evaluateAndWaitForLoad(
+                    """
+                    document.querySelector('#appVersion').value = '3.5.1';
+                    document.querySelector('#platform').value = 'ios';
+                    document.querySelector('#appVersion').form.submit();
+                    """)
+                let action = "[...document.querySelectorAll('#gate-decision tr')].find(r => r.cells[0].textContent === 'action').cells[1].textContent"
+                #expect(try await page.evaluate(action).stringValue == "\"require\"")
+                try await Self.save(try await page.screenshot(), "console-gate-simulator.png")
+            } catch {
+                await browser.quit()
+                throw error
+            }
+            await browser.quit()
+        }
+    }
+
     static let second = #"{"parameters":{"welcome":{"type":"string","default":"Hi"},"limit":{"type":"number","default":3}}}"#
 
     /// Signs `page` into the console at `base` with the admin token, through the form.

@@ -136,6 +136,8 @@ struct ConsoleTests {
                 ("/console/apps/shop/config", ["base": "0", "document": "{}", "message": "forged"]),
                 ("/console/apps/shop/config/rollback", ["base": "0", "version": "1"]),
                 ("/console/apps/shop/associated-domains", ["settings": "{}"]),
+                ("/console/apps/shop/gate", ["base": "0", "document": "{}", "message": "forged"]),
+                ("/console/apps/shop/gate/rollback", ["base": "0", "version": "1"]),
                 ("/console/sign-out", [:]),
             ]
             for (path, fields) in writes {

@@ -113,7 +113,7 @@ enum ConsoleAppPages {
 
     /// An app's pages.
     enum Tab: CaseIterable {
-        case settings, config, simulator, domains
+        case settings, config, simulator, gate, gateSimulator, domains
 
         func path(_ app: AppRecord) -> String {
             let base = "/console/apps/\(ConsoleController.escapedSegment(app.id))"
@@ -121,6 +121,8 @@ enum ConsoleAppPages {
             case .settings: return base
             case .config: return "\(base)/config"
             case .simulator: return "\(base)/config/simulate"
+            case .gate: return "\(base)/gate"
+            case .gateSimulator: return "\(base)/gate/simulate"
             case .domains: return "\(base)/associated-domains"
             }
         }
@@ -130,6 +132,8 @@ enum ConsoleAppPages {
             case .settings: text[.settingsTab]
             case .config: text[.configTitle]
             case .simulator: text[.simulatorTitle]
+            case .gate: text[.gateTitle]
+            case .gateSimulator: text[.gateSimulatorTitle]
             case .domains: text[.domainsTitle]
             }
         }

@@ -1,8 +1,9 @@
 import Foundation
 import KizunaCore
 
-/// The Remote config section's pages: the live template as tables, an editor to publish a new version, the history
-/// with rollback, and a diff of any two versions.
+/// The pages of a published document — the remote config's template or the update gate's policy: the live version
+/// (a template as tables, a policy as it is), an editor to publish a new version, the history with rollback, and a
+/// diff of any two versions.
 enum ConsoleConfigPages {
     typealias Problem = ConsolePages.Problem
 
@@ -20,16 +21,35 @@ enum ConsoleConfigPages {
         let changes: [JSONChange]
     }
 
+    /// The section's title, tab and editor words for `kind` (a config template or a gate policy).
+    static func title(_ kind: DocumentKind, _ text: ConsoleText) -> String {
+        kind == .gate ? text[.gateTitle] : text[.configTitle]
+    }
+
+    static func tab(_ kind: DocumentKind) -> ConsoleAppPages.Tab {
+        kind == .gate ? .gate : .config
+    }
+
+    static func path(_ kind: DocumentKind, app: AppRecord) -> String {
+        "/console/apps/\(ConsoleController.escapedSegment(app.id))/\(kind.rawValue)"
+    }
+
     static func page(
-        _ frame: ConsolePages.Frame, app: AppRecord, live: PublishedDocument, history: [DocumentVersionInfo], draft: Draft,
-        problems: [Problem] = [], conflict: Conflict? = nil, notice: String? = nil
+        _ frame: ConsolePages.Frame, kind: DocumentKind = .config, app: AppRecord, live: PublishedDocument, history: [DocumentVersionInfo],
+        draft: Draft, problems: [Problem] = [], conflict: Conflict? = nil, notice: String? = nil
     ) -> String {
         let text = frame.text
-        let base = "/console/apps/\(ConsoleController.escapedSegment(app.id))/config"
-        var body = ConsoleAppPages.tabs(text, app: app, current: .config)
+        let base = path(kind, app: app)
+        var body = ConsoleAppPages.tabs(text, app: app, current: tab(kind))
         body += #"<p>\#(escape(versionLine(text, live)))</p>"#
-        body += #"<h2 id="parameters">\#(escape(text[.parametersTitle]))</h2>"# + parameterTable(text, live.document)
-        body += #"<h2 id="conditions">\#(escape(text[.conditionsTitle]))</h2>"# + conditionTable(text, live.document)
+        if kind == .gate {
+            body += #"<h2 id="policy">\#(escape(text[.livePolicyTitle]))</h2>"#
+            body += #"<pre class="panel mono" aria-labelledby="policy" tabindex="0">\#(escape(Self.text(of: live.document, pretty: true)))</pre>"#
+        } else {
+            body += #"<h2 id="parameters">\#(escape(text[.parametersTitle]))</h2>"# + parameterTable(text, live.document)
+            body += #"<h2 id="conditions">\#(escape(text[.conditionsTitle]))</h2>"# + conditionTable(text, live.document)
+        }
+        let (label, hint) = kind == .gate ? (text[.policyLabel], text[.policyHint]) : (text[.templateLabel], text[.templateHint])
         if let conflict {
             let by = "\(conflict.current.version) · \(conflict.current.author)\(conflict.current.message.map { " · \($0)" } ?? "")"
             body += #"<div class="summary" role="alert"><p>\#(escape(text[.publishConflict])) \#(escape(by))</p>"#
@@ -41,23 +61,23 @@ enum ConsoleConfigPages {
             \(ConsolePages.csrfField(frame.csrf))
             <input type="hidden" name="base" value="\(draft.base)">
             \(ConsolePages.summary(text, problems))
-            \(ConsolePages.textArea("document", label: text[.templateLabel], value: draft.text, problems: problems, hint: text[.templateHint], rows: 24, extra: #"spellcheck="false" class="mono""#))
+            \(ConsolePages.textArea("document", label: label, value: draft.text, problems: problems, hint: hint, rows: 24, extra: #"spellcheck="false" class="mono""#))
             \(ConsolePages.field("message", label: text[.publishMessageLabel], value: draft.message, problems: problems, extra: #"maxlength="500""#))
             <button type="submit">\(escape(text[.publishButton]))</button>
             </form>
             """
         body += #"<h2 id="history">\#(escape(text[.historyTitle]))</h2>"# + historyTable(frame, base: base, live: live, history: history)
-        return ConsolePages.page(frame, title: "\(text[.configTitle]): \(app.name)", notice: notice, body: body)
+        return ConsolePages.page(frame, title: "\(title(kind, text)): \(app.name)", notice: notice, body: body)
     }
 
     /// The changes from one version to another, side by side.
-    static func diff(_ frame: ConsolePages.Frame, app: AppRecord, diff: DocumentDiff) -> String {
+    static func diff(_ frame: ConsolePages.Frame, kind: DocumentKind = .config, app: AppRecord, diff: DocumentDiff) -> String {
         let text = frame.text
         let body = """
-            \(ConsoleAppPages.tabs(text, app: app, current: .config))
+            \(ConsoleAppPages.tabs(text, app: app, current: tab(kind)))
             <p>\(escape(text[.diffFrom])) \(diff.from) → \(escape(text[.diffTo])) \(diff.to)</p>
             \(diffTable(text, diff.changes))
-            <p><a href="/console/apps/\(ConsoleController.escapedSegment(app.id))/config">\(escape(text[.configTitle]))</a></p>
+            <p><a href="\(path(kind, app: app))">\(escape(title(kind, text)))</a></p>
             """
         return ConsolePages.page(frame, title: "\(text[.diffTitle]): \(app.name)", body: body)
     }

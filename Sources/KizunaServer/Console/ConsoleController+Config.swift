@@ -3,15 +3,19 @@ import HTTPTypes
 import Hummingbird
 import KizunaCore
 
-/// The console's Remote config section for an app: the live template, publishing a new version against the one the
-/// editor started from (a concurrent publish is explained with its changes, and the draft kept), the history with
-/// rollback, and the diff of any two versions — each through the admin API's `/v1/admin/apps/{app}/config…` routes.
+/// The console's Remote config and Update gate sections for an app, the same for both documents: the live version,
+/// publishing a new one against the version the editor started from (a concurrent publish is explained with its
+/// changes, and the draft kept), the history with rollback, and the diff of any two versions — each through the admin
+/// API's `/v1/admin/apps/{app}/config…` or `/gate…` routes.
 extension ConsoleController {
-    func addConfigRoutes(to root: RouterGroup<KizunaRequestContext>) {
-        root.get("/console/apps/{app}/config", use: signedIn(configPage))
-        root.post("/console/apps/{app}/config", use: signedIn(publishConfig))
-        root.post("/console/apps/{app}/config/rollback", use: signedIn(rollbackConfig))
-        root.get("/console/apps/{app}/config/diff", use: signedIn(configDiff))
+    func addDocumentRoutes(to root: RouterGroup<KizunaRequestContext>) {
+        for kind in [DocumentKind.config, .gate] {
+            let base = "/console/apps/{app}/\(kind.rawValue)"
+            root.get(RouterPath(base), use: signedIn { try await documentPage($0, $1, $2, kind) })
+            root.post(RouterPath(base), use: signedIn { try await publishDocument($0, $1, $2, kind) })
+            root.post(RouterPath("\(base)/rollback"), use: signedIn { try await rollbackDocument($0, $1, $2, kind) })
+            root.get(RouterPath("\(base)/diff"), use: signedIn { try await documentDiff($0, $1, $2, kind) })
+        }
     }
 
     private struct PublishForm: Decodable {
@@ -27,9 +31,9 @@ extension ConsoleController {
         var version: Int64?
     }
 
-    @Sendable func configPage(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
+    func documentPage(_ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, _ kind: DocumentKind) async throws -> Response {
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
-        let live = try await liveConfig(app, session, context)
+        let live = try await liveDocument(kind, app, session, context)
         let draft = ConsoleConfigPages.Draft(text: ConsoleConfigPages.text(of: live.document, pretty: true), message: "", base: live.version)
         let text = Self.text(request)
         let notice: String? =
@@ -38,25 +42,28 @@ extension ConsoleController {
             case "rolledBack": text[.rolledBack]
             default: nil
             }
-        return try await configPage(request, context, session, app: app, live: live, draft: draft, notice: notice)
+        return try await documentPage(request, context, session, kind: kind, app: app, live: live, draft: draft, notice: notice)
     }
 
-    private func configPage(
-        _ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, app: AppRecord, live: PublishedDocument,
+    private func documentPage(
+        _ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, kind: DocumentKind, app: AppRecord,
+        live: PublishedDocument,
         draft: ConsoleConfigPages.Draft, problems: [ConsolePages.Problem] = [], conflict: ConsoleConfigPages.Conflict? = nil,
         notice: String? = nil, status: HTTPResponse.Status = .ok
     ) async throws -> Response {
-        let answer = try await api.call(.get, "\(Self.appPath(app.id))/config/versions?limit=20", as: session.token, context: context)
+        let answer = try await api.call(.get, "\(Self.appPath(app.id))/\(kind.rawValue)/versions?limit=20", as: session.token, context: context)
         if let error = answer.error { throw error }
         let history = try answer.decode(DocumentHistory.self).versions
         let page = ConsoleConfigPages.page(
-            Self.frame(request, session, section: .apps), app: app, live: live, history: history, draft: draft, problems: problems,
+            Self.frame(request, session, section: .apps), kind: kind, app: app, live: live, history: history, draft: draft, problems: problems,
             conflict: conflict, notice: notice)
         return Self.html(page, status: status)
     }
 
     /// Publishes the editor's template against the version it started from.
-    @Sendable func publishConfig(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
+    func publishDocument(
+        _ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, _ kind: DocumentKind
+    ) async throws -> Response {
         let form = try await Self.form(PublishForm.self, request, context)
         if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
@@ -67,70 +74,77 @@ extension ConsoleController {
         do {
             document = try JSONDecoder().decode(JSONValue.self, from: Data(draft.text.utf8))
         } catch {
-            let live = try await liveConfig(app, session, context)
+            let live = try await liveDocument(kind, app, session, context)
             let problems = [ConsolePages.Problem(field: "document", message: "\(text[.notJSON]): \(Self.describe(error))")]
-            return try await configPage(request, context, session, app: app, live: live, draft: draft, problems: problems, status: .badRequest)
+            return try await documentPage(
+                request, context, session, kind: kind, app: app, live: live, draft: draft, problems: problems, status: .badRequest)
         }
         let message = draft.message.trimmingCharacters(in: .whitespacesAndNewlines)
         let answer = try await api.call(
-            .post, "\(Self.appPath(app.id))/config:publish", json: PublishRequest(document: document, message: message.isEmpty ? nil : message),
+            .post, "\(Self.appPath(app.id))/\(kind.rawValue):publish",
+            json: PublishRequest(document: document, message: message.isEmpty ? nil : message),
             headers: [.ifMatch: "\"\(base)\""], as: session.token, context: context)
-        guard let error = answer.error else { return Self.redirect("/console/apps/\(Self.escapedSegment(app.id))/config?notice=published") }
-        let live = try await liveConfig(app, session, context)
+        guard let error = answer.error else { return Self.redirect("\(ConsoleConfigPages.path(kind, app: app))?notice=published") }
+        let live = try await liveDocument(kind, app, session, context)
         if error.code == .preconditionFailed {
-            let conflict = try await conflict(app, from: base, live: live, session, context)
+            let conflict = try await conflict(kind, app, from: base, live: live, session, context)
             draft.base = live.version  // publishing again replaces what is live now, knowingly
-            return try await configPage(request, context, session, app: app, live: live, draft: draft, conflict: conflict, status: answer.status)
+            return try await documentPage(
+                request, context, session, kind: kind, app: app, live: live, draft: draft, conflict: conflict, status: answer.status)
         }
-        return try await configPage(
-            request, context, session, app: app, live: live, draft: draft, problems: Self.documentProblems(error), status: answer.status)
+        return try await documentPage(
+            request, context, session, kind: kind, app: app, live: live, draft: draft, problems: Self.documentProblems(error), status: answer.status)
     }
 
     /// Publishes a kept version again, if nothing was published since the page showed the history.
-    @Sendable func rollbackConfig(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
+    func rollbackDocument(
+        _ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, _ kind: DocumentKind
+    ) async throws -> Response {
         let form = try await Self.form(RollbackForm.self, request, context)
         if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         let base = form.base ?? 0
         let answer = try await api.call(
-            .post, "\(Self.appPath(app.id))/config:rollback", json: RollbackRequest(version: form.version ?? 0, message: nil),
+            .post, "\(Self.appPath(app.id))/\(kind.rawValue):rollback", json: RollbackRequest(version: form.version ?? 0, message: nil),
             headers: [.ifMatch: "\"\(base)\""], as: session.token, context: context)
-        guard let error = answer.error else { return Self.redirect("/console/apps/\(Self.escapedSegment(app.id))/config?notice=rolledBack") }
-        let live = try await liveConfig(app, session, context)
+        guard let error = answer.error else { return Self.redirect("\(ConsoleConfigPages.path(kind, app: app))?notice=rolledBack") }
+        let live = try await liveDocument(kind, app, session, context)
         let draft = ConsoleConfigPages.Draft(text: ConsoleConfigPages.text(of: live.document, pretty: true), message: "", base: live.version)
-        let conflict = error.code == .preconditionFailed ? try await conflict(app, from: base, live: live, session, context) : nil
+        let conflict = error.code == .preconditionFailed ? try await conflict(kind, app, from: base, live: live, session, context) : nil
         let problems = conflict == nil ? [ConsolePages.Problem(field: nil, message: error.message)] : []
-        return try await configPage(
-            request, context, session, app: app, live: live, draft: draft, problems: problems, conflict: conflict, status: answer.status)
+        return try await documentPage(
+            request, context, session, kind: kind, app: app, live: live, draft: draft, problems: problems, conflict: conflict, status: answer.status)
     }
 
     /// The changes between two versions (`?from=N&to=M`; `to` defaults to the live version).
-    @Sendable func configDiff(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
+    func documentDiff(_ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, _ kind: DocumentKind) async throws -> Response {
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         var query = "from=\(Self.escapedSegment(request.uri.queryParameters["from"].map(String.init) ?? ""))"
         if let to = request.uri.queryParameters["to"] { query += "&to=\(Self.escapedSegment(String(to)))" }
-        let answer = try await api.call(.get, "\(Self.appPath(app.id))/config:diff?\(query)", as: session.token, context: context)
+        let answer = try await api.call(.get, "\(Self.appPath(app.id))/\(kind.rawValue):diff?\(query)", as: session.token, context: context)
         let frame = Self.frame(request, session, section: .apps)
         if let error = answer.error {
             let body = #"<p role="alert" class="problem">\#(ConsolePages.escape(error.message))</p>"#
             return Self.html(ConsolePages.page(frame, title: frame.text[.diffTitle], body: body), status: answer.status)
         }
-        return Self.html(ConsoleConfigPages.diff(frame, app: app, diff: try answer.decode(DocumentDiff.self)))
+        return Self.html(ConsoleConfigPages.diff(frame, kind: kind, app: app, diff: try answer.decode(DocumentDiff.self)))
     }
 
     // MARK: Helpers
 
-    private func liveConfig(_ app: AppRecord, _ session: ConsoleSession, _ context: KizunaRequestContext) async throws -> PublishedDocument {
-        let answer = try await api.call(.get, "\(Self.appPath(app.id))/config", as: session.token, context: context)
+    private func liveDocument(
+        _ kind: DocumentKind, _ app: AppRecord, _ session: ConsoleSession, _ context: KizunaRequestContext
+    ) async throws -> PublishedDocument {
+        let answer = try await api.call(.get, "\(Self.appPath(app.id))/\(kind.rawValue)", as: session.token, context: context)
         if let error = answer.error { throw error }
         return try answer.decode(PublishedDocument.self)
     }
 
     /// What was published since `base`, for a refused publish or rollback.
     private func conflict(
-        _ app: AppRecord, from base: Int64, live: PublishedDocument, _ session: ConsoleSession, _ context: KizunaRequestContext
+        _ kind: DocumentKind, _ app: AppRecord, from base: Int64, live: PublishedDocument, _ session: ConsoleSession, _ context: KizunaRequestContext
     ) async throws -> ConsoleConfigPages.Conflict {
-        let answer = try await api.call(.get, "\(Self.appPath(app.id))/config:diff?from=\(base)", as: session.token, context: context)
+        let answer = try await api.call(.get, "\(Self.appPath(app.id))/\(kind.rawValue):diff?from=\(base)", as: session.token, context: context)
         let changes = answer.isSuccess ? try answer.decode(DocumentDiff.self).changes : []
         let info = DocumentVersionInfo(
             version: live.version, author: live.author, message: live.message, rollbackOf: live.rollbackOf, publishedAt: live.publishedAt)

@@ -3,14 +3,17 @@ import HTTPTypes
 import Hummingbird
 import KizunaCore
 
-/// The remote config's device simulator, through `POST /v1/admin/apps/{app}/config:simulate`: a GET form, since a
-/// simulation changes nothing (and a result can be bookmarked or shared).
+/// The device simulators: the remote config's through `POST /v1/admin/apps/{app}/config:simulate` (the values and what
+/// decided each), the update gate's through the device route `POST /v1/apps/{app}/gate:check` itself (the decision a
+/// device would get now). GET forms, since a simulation changes nothing (and a result can be bookmarked or shared).
 extension ConsoleController {
     func addSimulatorRoutes(to root: RouterGroup<KizunaRequestContext>) {
-        root.get("/console/apps/{app}/config/simulate", use: signedIn(configSimulator))
+        for kind in [DocumentKind.config, .gate] {
+            root.get(RouterPath("/console/apps/{app}/\(kind.rawValue)/simulate"), use: signedIn { try await simulator($0, $1, $2, kind) })
+        }
     }
 
-    @Sendable func configSimulator(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
+    func simulator(_ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, _ kind: DocumentKind) async throws -> Response {
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         let frame = Self.frame(request, session, section: .apps)
         let query = request.uri.queryParameters
@@ -18,13 +21,16 @@ extension ConsoleController {
         let device = ConsoleSimulatorPages.Device(
             appVersion: given("appVersion"), buildNumber: given("buildNumber"), platform: given("platform"), osVersion: given("osVersion"),
             locale: given("locale"), country: given("country"), installId: given("installId"), attributes: given("attributes"), at: given("at"))
-        guard query["appVersion"] != nil else { return Self.html(ConsoleSimulatorPages.page(frame, app: app, device: device, result: nil)) }
+        guard query["appVersion"] != nil else {
+            return Self.html(ConsoleSimulatorPages.page(frame, kind: kind, app: app, device: device, result: nil))
+        }
         let attributes: [String: JSONValue]
         do {
             attributes = try Self.attributes(device.attributes)
         } catch {
             let problems = [ConsolePages.Problem(field: "attributes", message: "\(frame.text[.badAttribute]): \(error.line)")]
-            return Self.html(ConsoleSimulatorPages.page(frame, app: app, device: device, result: nil, problems: problems), status: .badRequest)
+            return Self.html(
+                ConsoleSimulatorPages.page(frame, kind: kind, app: app, device: device, result: nil, problems: problems), status: .badRequest)
         }
         var body: [String: JSONValue] = ["appVersion": .string(device.appVersion)]
         for (key, value) in [
@@ -35,14 +41,21 @@ extension ConsoleController {
         }
         if !attributes.isEmpty { body["attributes"] = .object(attributes) }
         let at = device.at.trimmingCharacters(in: .whitespaces)
-        let path = "\(Self.appPath(app.id))/config:simulate" + (at.isEmpty ? "" : "?at=\(Self.escapedSegment(at))")
+        let path =
+            kind == .gate
+            ? "/v1/apps/\(Self.escapedSegment(app.id))/gate:check"
+            : "\(Self.appPath(app.id))/config:simulate" + (at.isEmpty ? "" : "?at=\(Self.escapedSegment(at))")
         let answer = try await api.call(.post, path, json: JSONValue.object(body), as: session.token, context: context)
         if let error = answer.error {
             let problems = ConsolePages.problems(error) { field in Self.simulatorLabel(field, frame.text) }
-            return Self.html(ConsoleSimulatorPages.page(frame, app: app, device: device, result: nil, problems: problems), status: answer.status)
+            let page = ConsoleSimulatorPages.page(frame, kind: kind, app: app, device: device, result: nil, problems: problems)
+            return Self.html(page, status: answer.status)
         }
-        let result = try answer.decode(ConfigSimulation.self)
-        return Self.html(ConsoleSimulatorPages.page(frame, app: app, device: device, result: result))
+        let result =
+            kind == .gate
+            ? ConsoleSimulatorPages.decision(frame.text, try answer.decode(JSONValue.self))
+            : ConsoleSimulatorPages.results(frame.text, try answer.decode(ConfigSimulation.self))
+        return Self.html(ConsoleSimulatorPages.page(frame, kind: kind, app: app, device: device, result: result))
     }
 
     /// A line of the attributes field that is not `name=value`.

@@ -30,7 +30,7 @@ struct ConsoleController: Sendable {
         root.post("/console/sign-in", use: signIn)
         root.post("/console/sign-out", use: signedIn(signOut))
         addAppRoutes(to: root)
-        addConfigRoutes(to: root)
+        addDocumentRoutes(to: root)
         addSimulatorRoutes(to: root)
         addDomainRoutes(to: root)
     }

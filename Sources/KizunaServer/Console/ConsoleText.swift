@@ -20,6 +20,7 @@ enum ConsoleWord: String, CaseIterable, Sendable {
     case installIdLabel, installIdHint, attributesLabel, attributesHint, atLabel, atHint, unspecified, badAttribute
     case simulatedValues, valueColumn, decidedBy, defaultDecided, outcomeColumn, holds, doesNotHold
     case domainsTitle, domainSettingsLabel, domainSettingsHint, servedFileTitle, servedFileHint, fileSize, notJSONGeneric
+    case gateTitle, livePolicyTitle, policyLabel, policyHint, gateSimulatorTitle, decisionTitle
 }
 
 /// The console's texts in one language, picked from a language switch (the `kizuna_console_lang` cookie) or else
@@ -200,6 +201,13 @@ struct ConsoleText: Sendable {
         .servedFileHint: "What /.well-known/apple-app-site-association answers for every app; iOS reads at most 128 KB of it.",
         .fileSize: "Size",
         .notJSONGeneric: "This is not valid JSON",
+        .gateTitle: "Update gate",
+        .livePolicyTitle: "Live policy",
+        .policyLabel: "Policy (JSON)",
+        .policyHint:
+            "minimumVersion, recommendedVersion, blockedVersions, maintenance, minimumOSVersion and notices, as kizuna gate publish takes them.",
+        .gateSimulatorTitle: "Gate simulator",
+        .decisionTitle: "What this device is told",
     ]
 
     static let japanese: [ConsoleWord: String] = [
@@ -322,5 +330,11 @@ struct ConsoleText: Sendable {
         .servedFileHint: "/.well-known/apple-app-site-association が全アプリ分として返す内容。iOS が読むのは 128 KB までです。",
         .fileSize: "サイズ",
         .notJSONGeneric: "正しい JSON ではありません",
+        .gateTitle: "アップデートゲート",
+        .livePolicyTitle: "公開中のポリシー",
+        .policyLabel: "ポリシー（JSON）",
+        .policyHint: "minimumVersion、recommendedVersion、blockedVersions、maintenance、minimumOSVersion、notices。kizuna gate publish と同じ形式です。",
+        .gateSimulatorTitle: "ゲートシミュレーター",
+        .decisionTitle: "この端末への判定",
     ]
 }
