@@ -14,10 +14,7 @@ extension ChromiumTests {
         try await withTestServer(.sqlite) { server in
             let port = try #require(server.client.port)
             let base = "http://127.0.0.1:\(port)"
-            let browser = try Chromium()
-            do {
-                let page = try await ChromiumPage.open(in: browser)
-                try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+            try await Self.withPage { page in
 
                 // The console sends a stranger to sign in; the token field has the focus.
                 try await page.navigate("\(base)/console")
@@ -75,7 +72,7 @@ extension ChromiumTests {
                 try await Self.save(try await page.screenshot(), "console-app-ja.png")
 
                 // Dark mode follows the system's setting.
-                try await browser.send(
+                try await page.browser.send(
                     "Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "dark"]]], session: page.session)
                 #expect(try await page.evaluate("getComputedStyle(document.body).backgroundColor").stringValue == "rgb(28, 28, 30)")
                 try await Self.save(try await page.screenshot(), "console-app-ja-dark.png")
@@ -86,11 +83,7 @@ extension ChromiumTests {
                 #expect(try await page.cookies(for: base).contains { $0["name"]?.stringValue == "kizuna_console" } == false)
                 try await page.navigate("\(base)/console/apps")
                 #expect(try await page.evaluate("location.pathname").stringValue == "/console/sign-in")
-            } catch {
-                await browser.quit()
-                throw error
             }
-            await browser.quit()
         }
     }
 
@@ -99,10 +92,7 @@ extension ChromiumTests {
         try await withTestServer(.sqlite) { server in
             #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
             let base = "http://127.0.0.1:\(try #require(server.client.port))"
-            let browser = try Chromium()
-            do {
-                let page = try await ChromiumPage.open(in: browser)
-                try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+            try await Self.withPage { page in
                 try await Self.signIntoConsole(page, base: base, token: server.adminToken)
                 try await page.navigate("\(base)/console/apps/shop/config")
 
@@ -167,11 +157,7 @@ extension ChromiumTests {
                 #expect(try await page.evaluate("\(banner).cells[2].textContent").stringValue == "weekend")
                 #expect(try await page.evaluate("document.querySelectorAll('#condition-outcomes tr.holds').length") == .number(3))
                 try await Self.save(try await page.screenshot(), "console-config-simulator.png")
-            } catch {
-                await browser.quit()
-                throw error
             }
-            await browser.quit()
         }
     }
 
@@ -180,10 +166,7 @@ extension ChromiumTests {
         try await withTestServer(.sqlite) { server in
             #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
             let base = "http://127.0.0.1:\(try #require(server.client.port))"
-            let browser = try Chromium()
-            do {
-                let page = try await ChromiumPage.open(in: browser)
-                try FileManager.default.createDirectory(at: Self.artifacts, withIntermediateDirectories: true)
+            try await Self.withPage { page in
                 try await Self.signIntoConsole(page, base: base, token: server.adminToken)
                 try await page.navigate("\(base)/console/apps/shop/gate")
                 try await page.evaluateAndWaitForLoad(
@@ -205,15 +188,25 @@ extension ChromiumTests {
                 let action = "[...document.querySelectorAll('#gate-decision tr')].find(r => r.cells[0].textContent === 'action').cells[1].textContent"
                 #expect(try await page.evaluate(action).stringValue == "\"require\"")
                 try await Self.save(try await page.screenshot(), "console-gate-simulator.png")
-            } catch {
-                await browser.quit()
-                throw error
             }
-            await browser.quit()
         }
     }
 
     static let second = #"{"parameters":{"welcome":{"type":"string","default":"Hi"},"limit":{"type":"number","default":3}}}"#
+
+    /// Runs `body` with a page of a fresh headless Chromium (and the screenshot folder made), quitting the browser
+    /// however `body` ends.
+    static func withPage(_ body: (ChromiumPage) async throws -> Void) async throws {
+        let browser = try Chromium()
+        do {
+            try FileManager.default.createDirectory(at: artifacts, withIntermediateDirectories: true)
+            try await body(try await ChromiumPage.open(in: browser))
+        } catch {
+            await browser.quit()
+            throw error
+        }
+        await browser.quit()
+    }
 
     /// Signs `page` into the console at `base` with the admin token, through the form.
     static func signIntoConsole(_ page: ChromiumPage, base: String, token: String) async throws {

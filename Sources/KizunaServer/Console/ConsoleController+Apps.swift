@@ -66,8 +66,8 @@ extension ConsoleController {
     }
 
     @Sendable func createApp(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
-        let form = try await Self.form(AppForm.self, request, context)
-        if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
+        let form = try await request.form(AppForm.self, context: context)
+        if let refusal = refusal(request, context, session, csrf: form.csrf) { return refusal }
         let answer = try await api.call(.post, "/v1/admin/apps", json: form.json(creating: true), as: session.token, context: context)
         guard let error = answer.error else { return Self.redirect("/console/apps?notice=created") }
         let text = Self.text(request)
@@ -84,8 +84,8 @@ extension ConsoleController {
     }
 
     @Sendable func updateApp(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
-        let form = try await Self.form(AppForm.self, request, context)
-        if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
+        let form = try await request.form(AppForm.self, context: context)
+        if let refusal = refusal(request, context, session, csrf: form.csrf) { return refusal }
         let id = try context.parameters.require("app")
         let answer = try await api.call(.patch, Self.appPath(id), json: form.json(creating: false), as: session.token, context: context)
         guard let error = answer.error else { return Self.redirect("/console/apps/\(Self.escapedSegment(id))?notice=saved") }
@@ -107,8 +107,8 @@ extension ConsoleController {
 
     /// Deletes the app once its id was typed to confirm.
     @Sendable func deleteApp(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
-        let form = try await Self.form(DeleteForm.self, request, context)
-        if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
+        let form = try await request.form(DeleteForm.self, context: context)
+        if let refusal = refusal(request, context, session, csrf: form.csrf) { return refusal }
         let id = try context.parameters.require("app")
         guard let app = try await findApp(id, session, context) else { return notFound(request, session) }
         let frame = Self.frame(request, session, section: .apps)

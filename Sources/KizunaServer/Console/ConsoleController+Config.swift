@@ -64,8 +64,8 @@ extension ConsoleController {
     func publishDocument(
         _ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, _ kind: DocumentKind
     ) async throws -> Response {
-        let form = try await Self.form(PublishForm.self, request, context)
-        if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
+        let form = try await request.form(PublishForm.self, context: context)
+        if let refusal = refusal(request, context, session, csrf: form.csrf) { return refusal }
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         let text = Self.text(request)
         let base = form.base ?? 0
@@ -100,8 +100,8 @@ extension ConsoleController {
     func rollbackDocument(
         _ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, _ kind: DocumentKind
     ) async throws -> Response {
-        let form = try await Self.form(RollbackForm.self, request, context)
-        if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
+        let form = try await request.form(RollbackForm.self, context: context)
+        if let refusal = refusal(request, context, session, csrf: form.csrf) { return refusal }
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         let base = form.base ?? 0
         let answer = try await api.call(

@@ -41,8 +41,8 @@ extension ConsoleController {
 
     /// Replaces the app's settings with the editor's JSON; the previous ones stay when refused.
     @Sendable func saveDomains(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
-        let form = try await Self.form(DomainsForm.self, request, context)
-        if let refusal = try await refusal(request, context, session, csrf: form.csrf ?? "") { return refusal }
+        let form = try await request.form(DomainsForm.self, context: context)
+        if let refusal = refusal(request, context, session, csrf: form.csrf) { return refusal }
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         let draft = form.settings ?? ""
         guard let settings = try? JSONDecoder().decode(JSONValue.self, from: Data(draft.utf8)) else {

@@ -38,11 +38,11 @@ struct ConsoleController: Sendable {
     // MARK: Signing in and out
 
     @Sendable func home(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        Self.redirect(await session(request) == nil ? "/console/sign-in" : ConsolePages.Section.apps.path)
+        Self.redirect(try await session(request) == nil ? "/console/sign-in" : ConsolePages.Section.apps.path)
     }
 
     @Sendable func signInPage(_ request: Request, context: KizunaRequestContext) async throws -> Response {
-        if await session(request) != nil { return Self.redirect("/console") }
+        if try await session(request) != nil { return Self.redirect("/console") }
         let text = Self.text(request)
         let notice =
             request.uri.queryParameters["ended"] != nil ? text[.sessionEnded] : request.uri.queryParameters["out"] != nil ? text[.signedOut] : nil
@@ -57,7 +57,7 @@ struct ConsoleController: Sendable {
     @Sendable func signIn(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         let text = Self.text(request)
         guard web.isSameOrigin(request) else { return Self.refusal(text, text[.badOrigin]) }
-        let form = try await Self.form(SignInForm.self, request, context)
+        let form = try await request.form(SignInForm.self, context: context)
         guard let credential = AdminCredential(form.token.trimmingCharacters(in: .whitespacesAndNewlines)),
             let token = try await tokens.authenticate(credential)
         else {
@@ -73,7 +73,8 @@ struct ConsoleController: Sendable {
     }
 
     @Sendable func signOut(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
-        if let refusal = try await refusal(request, context, session) { return refusal }
+        let form = try await request.form(CSRFForm.self, context: context)
+        if let refusal = refusal(request, context, session, csrf: form.csrf) { return refusal }
         try await sessions.close(session)
         var response = Self.redirect("/console/sign-in?out=1")
         response.setCookie(sessionCookie("", maxAge: 0))
@@ -108,7 +109,7 @@ struct ConsoleController: Sendable {
         _ handler: @escaping @Sendable (Request, KizunaRequestContext, ConsoleSession) async throws -> Response
     ) -> @Sendable (Request, KizunaRequestContext) async throws -> Response {
         { request, context in
-            if let session = await session(request) { return try await handler(request, context, session) }
+            if let session = try await session(request) { return try await handler(request, context, session) }
             let hadOne = request.cookies[cookieName].map { !$0.value.isEmpty } ?? false
             var response = Self.redirect(hadOne ? "/console/sign-in?ended=1" : "/console/sign-in")
             if hadOne { response.setCookie(sessionCookie("", maxAge: 0)) }
@@ -116,24 +117,19 @@ struct ConsoleController: Sendable {
         }
     }
 
-    /// The session the request's cookie opens, if it is live.
-    func session(_ request: Request) async -> ConsoleSession? {
+    /// The session the request's cookie opens, if it is live. A store that cannot be reached is an error (503), not a
+    /// session that ended: answering "signed out" would clear the cookie of every operator during an outage.
+    func session(_ request: Request) async throws -> ConsoleSession? {
         guard let value = request.cookies[cookieName]?.value, let credential = ConsoleCredential(value) else { return nil }
-        return try? await sessions.authenticate(credential)
+        return try await sessions.authenticate(credential)
     }
 
     /// The answer to a form that must not be acted on — posted from another origin, or without the session's CSRF
-    /// token (read from the form's `csrf` field) — or nil when it may.
-    func refusal(_ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, csrf: String? = nil) async throws -> Response? {
+    /// token (`csrf`, the form's field of that name) — or nil when it may.
+    func refusal(_ request: Request, _ context: KizunaRequestContext, _ session: ConsoleSession, csrf: String?) -> Response? {
         let text = Self.text(request)
         guard web.isSameOrigin(request) else { return Self.refusal(text, text[.badOrigin]) }
-        let token: String?
-        if let csrf {
-            token = csrf
-        } else {
-            token = try await Self.form(CSRFForm.self, request, context).csrf
-        }
-        guard session.credential.acceptsCSRF(token) else {
+        guard session.credential.acceptsCSRF(csrf) else {
             context.logger.notice("Console form refused: CSRF token missing or wrong")
             return Self.refusal(text, text[.badCSRF])
         }
@@ -159,16 +155,6 @@ struct ConsoleController: Sendable {
 
     private func sessionCookie(_ value: String, maxAge: Int) -> Cookie {
         Cookie(name: cookieName, value: value, maxAge: maxAge, path: "/", secure: web.cookieMode == .secure, httpOnly: true, sameSite: .strict)
-    }
-
-    /// A posted form as `T`; a body that is not one is a `bad_request`.
-    static func form<T: Decodable>(_ type: T.Type, _ request: Request, _ context: KizunaRequestContext) async throws -> T {
-        let buffer = try await request.body(context)
-        do {
-            return try URLEncodedFormDecoder().decode(T.self, from: String(buffer: buffer))
-        } catch {
-            throw KizunaError(.badRequest, "The form is missing a field or is not URL-encoded.")
-        }
     }
 
     static func redirect(_ path: String) -> Response {

@@ -86,6 +86,17 @@ extension Request {
         return try await body.collect(upTo: context.maxUploadSize)
     }
 
+    /// The body as an HTML form (`application/x-www-form-urlencoded`) decoded as `T`: what the account pages and the
+    /// console post. - Throws: `bad_request` when it is not one or lacks a field `T` needs.
+    func form<T: Decodable>(_ type: T.Type, context: KizunaRequestContext) async throws -> T {
+        let buffer = try await body(context)
+        do {
+            return try URLEncodedFormDecoder().decode(T.self, from: String(buffer: buffer))
+        } catch {
+            throw KizunaError(.badRequest, "The form is missing a field or is not URL-encoded.")
+        }
+    }
+
     /// The JSON body as `T`, or `empty` when the request has no body at all (for bodies that are optional).
     func decodeIfPresent<T: Decodable>(as type: T.Type, context: KizunaRequestContext, default empty: T) async throws -> T {
         let buffer = try await body(context)

@@ -85,7 +85,7 @@ struct WebController: Sendable {
     /// Signs in and lands on `next` (or the account page); refusals show the form again with the reason.
     @Sendable func signIn(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         try checkOrigin(request)
-        let form = try await Self.form(SignInForm.self, request, context)
+        let form = try await request.form(SignInForm.self, context: context)
         let text = WebText(languages: request.languages)
         let next = form.next.flatMap(Self.localPath)
         do {
@@ -101,7 +101,7 @@ struct WebController: Sendable {
 
     @Sendable func signUp(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         try checkOrigin(request)
-        let form = try await Self.form(SignInForm.self, request, context)
+        let form = try await request.form(SignInForm.self, context: context)
         let text = WebText(languages: request.languages)
         do {
             let (_, session) = try await accounts.signUp(
@@ -125,7 +125,7 @@ struct WebController: Sendable {
     @Sendable func changePassword(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         try checkOrigin(request)
         guard let session = await currentSession(request) else { return Self.redirect("/account/sign-in?next=/account/change-password") }
-        let form = try await Self.form(ChangePasswordForm.self, request, context)
+        let form = try await request.form(ChangePasswordForm.self, context: context)
         let text = WebText(languages: request.languages)
         let identifier = session.account.identifier
         do {
@@ -139,7 +139,7 @@ struct WebController: Sendable {
 
     @Sendable func resetPassword(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         try checkOrigin(request)
-        let form = try await Self.form(ResetForm.self, request, context)
+        let form = try await request.form(ResetForm.self, context: context)
         let text = WebText(languages: request.languages)
         do {
             try await accounts.resetPassword(ResetPasswordRequest(token: form.token, newPassword: form.newPassword), languages: [text.language])
@@ -184,16 +184,6 @@ struct WebController: Sendable {
 
     private func checkOrigin(_ request: Request) throws {
         guard web.isSameOrigin(request) else { throw KizunaError(.forbidden, "Forms must be posted from this site's own pages.") }
-    }
-
-    private static func form<T: Decodable>(_ type: T.Type, _ request: Request, _ context: KizunaRequestContext) async throws -> T {
-        var request = request
-        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
-        do {
-            return try URLEncodedFormDecoder().decode(T.self, from: String(buffer: buffer))
-        } catch {
-            throw KizunaError(.badRequest, "The form is missing a field or is not URL-encoded.")
-        }
     }
 
     /// The problems of a refusal, each validation problem prefixed with its field's label in the page's language.
