@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import SQLKit
 import Testing
 
@@ -50,6 +51,45 @@ struct KizunaDatabaseTests {
             // The gate was released: the next writer gets through.
             try await database.transaction { try await $0.raw("INSERT INTO t VALUES (2)").run() }
             await database.shutdown()
+        }
+    }
+
+    /// Writers of other instances waiting on an SQLite store's write lock (as a CLI command's beside a server do)
+    /// block only their own connections' threads: another store answers meanwhile, and once the holder commits every
+    /// waiter gets through. On NIO's shared pool, with a thread per core, more waiters than cores took every thread,
+    /// the holder's COMMIT waited behind them, and all of it stalled until they failed with "database is locked".
+    @Test func writersWaitingOnAnotherInstancesLockStallNothingElse() async throws {
+        try await withTestStore(.sqlite) { store in
+            try await withTestStore(.sqlite) { elsewhere in
+                let holder = try store.open()
+                let other = try elsewhere.open()
+                let waiters = try (0...System.coreCount).map { _ in try store.open() }
+                try await holder.transaction { try await $0.raw("CREATE TABLE t (id INTEGER PRIMARY KEY)").run() }
+                let (holding, isHolding) = AsyncStream.makeStream(of: Void.self)
+                let (released, release) = AsyncStream.makeStream(of: Void.self)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        try await holder.transaction { db in
+                            try await db.raw("INSERT INTO t VALUES (0)").run()
+                            isHolding.yield()
+                            for await _ in released { break }
+                        }
+                    }
+                    for await _ in holding { break }
+                    for (index, waiter) in waiters.enumerated() {
+                        group.addTask { try await waiter.transaction { try await $0.raw("INSERT INTO t VALUES (\(bind: index + 1))").run() } }
+                    }
+                    // While they wait, another store of the process answers...
+                    let answer = try await other.raw("SELECT 1 AS one").first()?.decode(column: "one", as: Int.self)
+                    #expect(answer == 1)
+                    // ...and the holder commits, after which every waiter writes.
+                    release.yield()
+                    try await group.waitForAll()
+                }
+                let count = try await holder.raw("SELECT COUNT(*) AS n FROM t").first()?.decode(column: "n", as: Int.self)
+                #expect(count == waiters.count + 1)
+                for database in [holder, other] + waiters { await database.shutdown() }
+            }
         }
     }
 }

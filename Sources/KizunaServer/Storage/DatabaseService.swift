@@ -5,13 +5,13 @@ import ServiceLifecycle
 struct DatabaseService: Service {
     let database: KizunaDatabase
     let logger: Logger
-    /// Released (with the service) only after the store is closed.
+    /// Released only after the store is closed.
     let storeLock: StoreLock?
 
     func run() async throws {
         try? await gracefulShutdown()
         await database.shutdown()
-        withExtendedLifetime(storeLock) {}
+        storeLock?.release()
         logger.info("Store closed; stopped")
     }
 }

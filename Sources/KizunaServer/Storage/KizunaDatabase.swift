@@ -40,6 +40,8 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
     private let isShutDown = Atomic<Bool>(false)
     /// Queues this process's SQLite writers; `nil` on PostgreSQL, which has row locks.
     private let writeGate: WriteGate?
+    /// The threads this store's SQLite calls block: one per connection; `nil` on PostgreSQL.
+    private let sqliteThreads: NIOThreadPool?
     /// How to open a dedicated PostgreSQL connection, such as the change feed's LISTEN connection.
     package let postgresConfiguration: PostgresConnection.Configuration?
 
@@ -80,9 +82,16 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
             writeGate = WriteGate()
             postgresConfiguration = nil
             try Self.prepareSQLiteFile(path, logger: logger)
+            // SQLite's calls block their thread, and a statement waiting on another process's write lock blocks it for
+            // up to the busy timeout. On a shared pool (NIO's singleton has one thread per core) such waits would stall
+            // every other connection's statements, the lock holder's COMMIT among them, and every other store of the
+            // process; a thread per connection keeps a wait to the connection that waits.
+            let threads = NIOThreadPool(numberOfThreads: maxConnections * eventLoopGroup.makeIterator().reduce(0) { count, _ in count + 1 })
+            threads.start()
+            sqliteThreads = threads
             pool = .sqlite(
                 EventLoopGroupConnectionPool(
-                    source: SQLiteStoreSource(path: path),
+                    source: SQLiteStoreSource(path: path, threads: threads),
                     maxConnectionsPerEventLoop: maxConnections,
                     requestTimeout: TimeAmount(connectionWait),
                     pruneInterval: nil,
@@ -93,6 +102,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
         case .postgres(let url, let schema):
             engine = .postgres
             writeGate = nil
+            sqliteThreads = nil
             var configuration: SQLPostgresConfiguration
             do {
                 configuration = try SQLPostgresConfiguration(url: url)
@@ -154,6 +164,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
             case .sqlite(let pool): pool.shutdown()
             case .postgres(let pool): pool.shutdown()
             }
+            sqliteThreads?.shutdownGracefully { _ in }
         }
     }
 
@@ -164,6 +175,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
         case .sqlite(let pool): try? await pool.shutdownAsync()
         case .postgres(let pool): try? await pool.shutdownAsync()
         }
+        try? await sqliteThreads?.shutdownGracefully()  // after the connections, which close on it
     }
 
     // MARK: SQLDatabase
@@ -237,9 +249,11 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
 /// Opens SQLite connections with the pragmas Kizuna relies on: WAL, foreign keys, a busy timeout.
 struct SQLiteStoreSource: ConnectionPoolSource, Sendable {
     let path: String
+    /// Where the connections' blocking calls run.
+    let threads: NIOThreadPool
 
     func makeConnection(logger: Logger, on eventLoop: any EventLoop) -> EventLoopFuture<SQLiteConnection> {
-        SQLiteConnection.open(storage: .file(path: path), threadPool: .singleton, logger: logger, on: eventLoop).flatMap { connection in
+        SQLiteConnection.open(storage: .file(path: path), threadPool: threads, logger: logger, on: eventLoop).flatMap { connection in
             eventLoop.makeFutureWithTask {
                 do {
                     // WAL lets readers run beside the one writer; it is persistent, so this only writes on first open.

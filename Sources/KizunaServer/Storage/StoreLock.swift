@@ -1,5 +1,6 @@
 import Foundation
 import KizunaCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -16,7 +17,8 @@ import KizunaCore
 /// It is an `flock` on `<store>.lock`: the kernel drops it when the process exits however it exits, so a killed
 /// server leaves nothing to clean up. CLI store commands do not take it and keep working beside a running server.
 final class StoreLock: Sendable {
-    private let descriptor: Int32
+    /// The lock file's descriptor while the lock is held; `nil` once released.
+    private let descriptor: Mutex<Int32?>
     let path: String
 
     /// Takes the lock of the store at `storePath`.
@@ -38,10 +40,19 @@ final class StoreLock: Sendable {
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(descriptor, 0)
         _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-        self.descriptor = descriptor
+        self.descriptor = Mutex(descriptor)
+    }
+
+    /// Releases the lock (once; later calls do nothing). The server calls it as it stops, after closing the store:
+    /// whoever still holds a reference to the server's parts does not keep the store from the next server.
+    func release() {
+        descriptor.withLock { descriptor in
+            if let open = descriptor { close(open) }  // closing the descriptor releases the flock
+            descriptor = nil
+        }
     }
 
     deinit {
-        close(descriptor)  // closing the descriptor releases the flock
+        release()
     }
 }
