@@ -43,24 +43,11 @@ extension ReleaseCommand {
         }
         let (client, app) = try target.resolve()
         let live = try await client.document(.gate, app: app)
-        var policy = live.document.objectValue ?? [:]
-        var blocked = policy["blockedVersions"]?.arrayValue ?? []
-        let same = { (entry: JSONValue) in entry.stringValue.flatMap { try? SemanticVersion(parsing: $0) } == parsed }
-        if block {
-            guard !blocked.contains(where: same) else {
-                print("\(version) is already blocked (gate policy version \(live.version)); nothing published.")
-                return
-            }
-            blocked.append(.string(version))
-        } else {
-            guard blocked.contains(where: same) else {
-                print("\(version) is not in blockedVersions (gate policy version \(live.version)); nothing published.")
-                return
-            }
-            blocked.removeAll(where: same)
+        guard let policy = GatePolicy.changingBlock(of: parsed, block: block, in: live.document) else {
+            print("\(version) is \(block ? "already blocked" : "not in blockedVersions") (gate policy version \(live.version)); nothing published.")
+            return
         }
-        policy["blockedVersions"] = blocked.isEmpty ? nil : .array(blocked)
-        let published = try await client.publish(.gate, app: app, document: .object(policy), message: message, expecting: .version(live.version))
+        let published = try await client.publish(.gate, app: app, document: policy, message: message, expecting: .version(live.version))
         if target.output.json { return try target.output.printJSON(published) }
         print("\(block ? "Blocked" : "Unblocked") \(version): gate policy version \(published.version) of \(app).")
     }

@@ -158,26 +158,9 @@ struct HTTPTests {
 
     @Test(arguments: TestBackend.available)
     func pendingMigrationsServeHealthAndAnswer503UntilDone(_ backend: TestBackend) async throws {
-        // A data step whose second batch waits for the test, so the server is caught mid-migration without timing.
-        let (gate, opener) = AsyncStream.makeStream(of: Void.self)
-        let (reached, reachedSignal) = AsyncStream.makeStream(of: Void.self)
-        let gated = MigrationStep(
-            version: CoreMigrations.all.count + 1, name: "gated",
-            work: .batched(
-                BatchedWork(
-                    prepare: { _ in }, count: { _ in 2 },
-                    batch: { _, checkpoint, _ in
-                        switch checkpoint {
-                        case nil: return BatchOutcome(checkpoint: "1", visited: 1)
-                        case "1":
-                            reachedSignal.yield()
-                            for await _ in gate { break }
-                            return BatchOutcome(checkpoint: "2", visited: 1)
-                        default: return nil
-                        }
-                    }, finish: { _ in })))
-        try await withTestServer(backend, configure: { $0.migrations = CoreMigrations.all + [gated] }, waitUntilReady: false) { server in
-            for await _ in reached { break }
+        let gated = GatedMigration()
+        try await withTestServer(backend, configure: { $0.migrations = gated.migrations }, waitUntilReady: false) { server in
+            await gated.waitUntilHeld()
             #expect(try await server.send(.get, "/health/live", authorized: false).status == .ok)
             let ready = try await server.send(.get, "/health/ready", authorized: false)
             #expect(ready.status == .serviceUnavailable)
@@ -186,7 +169,7 @@ struct HTTPTests {
             let api = try await server.send(.get, "/v1/apps/anything", authorized: false)
             #expect(api.status == .serviceUnavailable && api.headers[.retryAfter] == "5" && api.error?.code == .unavailable)
 
-            opener.yield()
+            gated.open()
             #expect(await server.readiness.settled() == .ready)
             #expect(try await server.send(.get, "/health/ready", authorized: false).status == .ok)
             #expect(try await server.send(.get, "/v1/apps/anything", authorized: false).status == .notFound)

@@ -46,6 +46,18 @@ final class AdminAPI: Sendable {
         _ method: HTTPRequest.Method, _ path: String, json body: (any Encodable & Sendable)? = nil, headers: HTTPFields = [:],
         as token: AdminToken, context: KizunaRequestContext
     ) async throws -> Answer {
+        let response = try await respond(method, path, json: body, headers: headers, as: token, context: context)
+        let collected = Collected()
+        try await response.body.write(Collector(into: collected))
+        return Answer(status: response.status, headers: response.headers, body: collected.buffer.withLock { $0 })
+    }
+
+    /// The admin API's response itself, its body not yet written: for passing a large body (a release artifact)
+    /// through to the browser as it streams.
+    func respond(
+        _ method: HTTPRequest.Method, _ path: String, json body: (any Encodable & Sendable)? = nil, headers: HTTPFields = [:],
+        as token: AdminToken, context: KizunaRequestContext
+    ) async throws -> Response {
         guard let responder = responder.withLock({ $0 }) else { throw KizunaError(.unavailable, "The admin API is not ready yet.") }
         var fields = headers
         var buffer = ByteBuffer()
@@ -61,10 +73,7 @@ final class AdminAPI: Sendable {
         inner.logger[metadataKey: "admin.token"] = "\(token.id)"
         inner.collectedBody = nil
         inner.coreContext.endpointPath = .init()  // a box shared by copies: the page's own route must stay its own
-        let response = try await responder.respond(to: request, context: inner)
-        let collected = Collected()
-        try await response.body.write(Collector(into: collected))
-        return Answer(status: response.status, headers: response.headers, body: collected.buffer.withLock { $0 })
+        return try await responder.respond(to: request, context: inner)
     }
 
     private final class Collected: Sendable {

@@ -132,12 +132,7 @@ extension ClientTypes {
 
     /// The fields a client writes: declared ones, without the owner fields of owner rules.
     func writable(_ model: DataModel) -> [DataField] {
-        let ownerFields = Set(
-            model.rules.compactMap { rule -> String? in
-                if case .owner(let field) = rule.allow, rule.via == nil { return field }
-                return nil
-            })
-        return model.fields.filter { !$0.isAutomatic && !ownerFields.contains($0.name) }
+        DataWrite.writable(model, ownerFields: model.serverFilledOwnerFields)
     }
 
     /// Owner fields the SDL declares are accepted, as Amplify's generated inputs and models send them, and ignored:
@@ -179,4 +174,15 @@ enum ClientScalars {
     static let json = try! GraphQLScalarType(
         name: "JSON", description: "Any JSON value.", serialize: { value in try map(from: value) }, parseValue: { $0 },
         parseLiteral: { literal in try valueFromASTUntyped(valueAST: literal) })
+}
+
+extension DataModel {
+    /// The owner fields the server fills from the caller (owner rules without `via`): not a client's to write.
+    package var serverFilledOwnerFields: [String] {
+        var fields: [String] = []
+        for rule in rules {
+            if case .owner(let field) = rule.allow, rule.via == nil, !fields.contains(field) { fields.append(field) }
+        }
+        return fields
+    }
 }
