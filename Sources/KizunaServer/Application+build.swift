@@ -214,7 +214,7 @@ struct ServerParts {
             api: adminAPI, tokens: tokens,
             sessions: ConsoleSessionStore(
                 database: database, lifetime: configuration.sessions.consoleLifetime, idleLimit: configuration.sessions.consoleIdleLimit),
-            web: web
+            web: web, readiness: readiness
         ).addRoutes(to: root)
         allowedMethods.record(router)
         adminAPI.attach(router.buildResponder())

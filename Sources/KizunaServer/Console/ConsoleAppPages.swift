@@ -101,7 +101,7 @@ enum ConsoleAppPages {
     }
 
     /// A time as `2026-11-27 04:10 UTC`, in a `<time>` element with the exact instant.
-    private static func time(_ date: Date) -> String {
+    static func time(_ date: Date) -> String {
         #"<time datetime="\#(date.formatted(.iso8601))">\#(plainTime(date))</time>"#
     }
 
@@ -113,7 +113,7 @@ enum ConsoleAppPages {
 
     /// An app's pages.
     enum Tab: CaseIterable {
-        case settings, config, simulator, gate, gateSimulator, domains
+        case settings, config, simulator, gate, gateSimulator, data, releases, domains
 
         func path(_ app: AppRecord) -> String {
             let base = "/console/apps/\(ConsoleController.escapedSegment(app.id))"
@@ -123,6 +123,8 @@ enum ConsoleAppPages {
             case .simulator: return "\(base)/config/simulate"
             case .gate: return "\(base)/gate"
             case .gateSimulator: return "\(base)/gate/simulate"
+            case .data: return "\(base)/data"
+            case .releases: return "\(base)/releases"
             case .domains: return "\(base)/associated-domains"
             }
         }
@@ -134,6 +136,8 @@ enum ConsoleAppPages {
             case .simulator: text[.simulatorTitle]
             case .gate: text[.gateTitle]
             case .gateSimulator: text[.gateSimulatorTitle]
+            case .data: text[.dataTitle]
+            case .releases: text[.releasesTitle]
             case .domains: text[.domainsTitle]
             }
         }

@@ -134,10 +134,11 @@ extension ConsoleController {
         return try answer.decode(AppRecord.self)
     }
 
-    func notFound(_ request: Request, _ session: ConsoleSession) -> Response {
-        let frame = Self.frame(request, session, section: .apps)
-        let body =
-            #"<p role="alert" class="problem">\#(ConsolePages.escape(frame.text[.notFound]))</p><p><a href="/console/apps">\#(ConsolePages.escape(frame.text[.appsTitle]))</a></p>"#
+    /// The page saying what was asked for is not there, linking back to `section`.
+    func notFound(_ request: Request, _ session: ConsoleSession, section: ConsolePages.Section = .apps) -> Response {
+        let frame = Self.frame(request, session, section: section)
+        let (message, back) = (ConsolePages.escape(frame.text[.notFound]), ConsolePages.escape(section.title(frame.text)))
+        let body = #"<p role="alert" class="problem">\#(message)</p><p><a href="\#(section.path)">\#(back)</a></p>"#
         return Self.html(ConsolePages.page(frame, title: frame.text[.notFound], body: body), status: .notFound)
     }
 
@@ -158,6 +159,10 @@ extension ConsoleController {
         case "created": text[.created]
         case "saved": text[.saved]
         case "deleted": text[.deleted]
+        case "userDisabled": text[.userDisabled]
+        case "userEnabled": text[.userEnabled]
+        case "groupAdded": text[.groupAdded]
+        case "groupRemoved": text[.groupRemoved]
         default: nil
         }
     }

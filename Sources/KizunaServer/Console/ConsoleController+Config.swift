@@ -132,7 +132,7 @@ extension ConsoleController {
 
     // MARK: Helpers
 
-    private func liveDocument(
+    func liveDocument(
         _ kind: DocumentKind, _ app: AppRecord, _ session: ConsoleSession, _ context: KizunaRequestContext
     ) async throws -> PublishedDocument {
         let answer = try await api.call(.get, "\(Self.appPath(app.id))/\(kind.rawValue)", as: session.token, context: context)

@@ -21,6 +21,8 @@ struct ConsoleController: Sendable {
     let tokens: any AdminTokenRepository
     let sessions: ConsoleSessionStore
     let web: WebSettings
+    /// Whether the store is ready: until it is, only the Health page answers (with the migration's progress).
+    let readiness: Readiness
 
     func addRoutes(to root: RouterGroup<KizunaRequestContext>) {
         root.get("/console", use: home)
@@ -33,6 +35,10 @@ struct ConsoleController: Sendable {
         addDocumentRoutes(to: root)
         addSimulatorRoutes(to: root)
         addDomainRoutes(to: root)
+        addUserRoutes(to: root)
+        addHealthRoutes(to: root)
+        addReleaseRoutes(to: root)
+        addDataRoutes(to: root)
     }
 
     // MARK: Signing in and out

@@ -16,13 +16,15 @@ enum ConsolePages {
 
     /// The console's sections, in the navigation's order.
     enum Section: String, CaseIterable {
-        case apps
+        case apps, users, health
 
         var path: String { "/console/\(rawValue)" }
 
         func title(_ text: ConsoleText) -> String {
             switch self {
             case .apps: text[.appsTitle]
+            case .users: text[.usersTitle]
+            case .health: text[.healthTitle]
             }
         }
     }
@@ -57,14 +59,15 @@ enum ConsolePages {
     }
 
     /// A page with no session behind it (signing in): the language switch and nothing else around `body`.
-    static func publicPage(_ text: ConsoleText, title: String, path: String, notice: String? = nil, body: String) -> String {
+    /// - Parameter refresh: Reload the page after this many seconds (a page showing progress), if given.
+    static func publicPage(_ text: ConsoleText, title: String, path: String, notice: String? = nil, refresh: Int? = nil, body: String) -> String {
         let header = """
             <header>
             <span class="brand">\(escape(text[.console]))</span>
             \(languageSwitch(text, back: path))
             </header>
             """
-        return document(text, title: title, header: header, notice: notice, body: body)
+        return document(text, title: title, header: header, notice: notice, refresh: refresh, body: body)
     }
 
     static func signIn(_ text: ConsoleText, problems: [Problem] = [], notice: String? = nil) -> String {
@@ -88,14 +91,14 @@ enum ConsolePages {
 
     // MARK: Building blocks
 
-    private static func document(_ text: ConsoleText, title: String, header: String, notice: String?, body: String) -> String {
+    private static func document(_ text: ConsoleText, title: String, header: String, notice: String?, refresh: Int? = nil, body: String) -> String {
         """
         <!doctype html>
         <html lang="\(text.language)">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="color-scheme" content="light dark">
+        <meta name="color-scheme" content="light dark">\(refresh.map { #"<meta http-equiv="refresh" content="\#($0)">"# } ?? "")
         <title>\(escape(title)) — \(escape(text[.console]))</title>
         <link rel="stylesheet" href="/console/console.css">
         </head>

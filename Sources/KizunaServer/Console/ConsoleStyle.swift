@@ -52,6 +52,7 @@ enum ConsoleStyle {
         table.diff tr.added th{border-left:4px solid var(--ok)}table.diff tr.removed th{border-left:4px solid var(--danger)}
         table.diff tr.changed th{border-left:4px solid var(--accent)}
         .summary table{color:var(--text);margin-top:.5rem}
+        strong.bad{color:var(--danger)}table.facts th{width:14rem}li.row{margin-bottom:.5rem}
 
         """
 }

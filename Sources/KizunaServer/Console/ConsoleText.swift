@@ -21,6 +21,21 @@ enum ConsoleWord: String, CaseIterable, Sendable {
     case simulatedValues, valueColumn, decidedBy, defaultDecided, outcomeColumn, holds, doesNotHold
     case domainsTitle, domainSettingsLabel, domainSettingsHint, servedFileTitle, servedFileHint, fileSize, notJSONGeneric
     case gateTitle, livePolicyTitle, policyLabel, policyHint, gateSimulatorTitle, decisionTitle
+    case usersTitle, usersEmpty, usersNoMatch, searchLabel, searchButton, nextPage, firstPage, pagesNavigation
+    case identifierColumn, kindColumn, statusColumn, createdColumn, lastSignInColumn, sessionsColumn, passwordChangedColumn
+    case never, accountID, emailKind, usernameKind, activeStatus, disabledStatus
+    case devicesTitle, noDevices, deviceNameColumn, lastSeenColumn
+    case disableButton, enableButton, disableHint, enableHint, userDisabled, userEnabled
+    case groupsTitle, groupsHint, noGroups, groupLabel, addGroupButton, removeButton, groupAdded, groupRemoved, groupNameInvalid
+    case resetTitle, resetHint, resetButton, resetLinkHint, expiresColumn, deleteUserTitle, deleteUserWarning
+    case healthTitle, healthHint, migratingNow, migrationStep, migrationProgress, startFailed, startingNow, instanceTitle
+    case instanceReady, instanceNotReady, migrationTitle, migrationsApplied, requestsTitle, serverErrorsTitle, latencyTitle
+    case activeRequestsTitle, poolInUseTitle, poolWaitTitle, dataJobsTitle, pushSentTitle, busiestRoutesTitle, routeColumn, meanColumn
+    case releasesTitle, releasesHint, noReleases, channelColumn, sourceColumn, artifactsColumn, blockedStatus, blockButton
+    case unblockButton, versionBlocked, versionUnblocked, gateChangeLink, gateChangedMeanwhile
+    case dataTitle, modelsTitle, noSchema, modelColumn, fieldsColumn, schemaTitle, schemaHint, newestFirst, oldestFirst
+    case filterTitle, filterFieldLabel, filterOperatorLabel, filterValueLabel, orderLabel, filterButton, noRecords
+    case recordConflict, yourValue, storedValue
 }
 
 /// The console's texts in one language, picked from a language switch (the `kizuna_console_lang` cookie) or else
@@ -41,6 +56,10 @@ struct ConsoleText: Sendable {
         self.language = language
         words = language == "ja" ? Self.japanese : Self.english
     }
+
+    /// Every word in English, and in Japanese: the tables of each part of the console together.
+    static let english = englishApps.merging(englishOperations) { _, _ in preconditionFailure("a console word has two English texts") }
+    static let japanese = japaneseApps.merging(japaneseOperations) { _, _ in preconditionFailure("a console word has two Japanese texts") }
 
     subscript(_ word: ConsoleWord) -> String {
         words[word] ?? Self.english[word] ?? word.rawValue
@@ -78,7 +97,7 @@ struct ConsoleText: Sendable {
         }
     }
 
-    static let english: [ConsoleWord: String] = [
+    private static let englishApps: [ConsoleWord: String] = [
         .console: "Kizuna console",
         .signInTitle: "Sign in to the console",
         .tokenLabel: "Admin token",
@@ -210,7 +229,7 @@ struct ConsoleText: Sendable {
         .decisionTitle: "What this device is told",
     ]
 
-    static let japanese: [ConsoleWord: String] = [
+    private static let japaneseApps: [ConsoleWord: String] = [
         .console: "Kizuna コンソール",
         .signInTitle: "コンソールにサインイン",
         .tokenLabel: "管理トークン",

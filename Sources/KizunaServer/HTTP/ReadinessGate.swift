@@ -5,7 +5,9 @@ import KizunaCore
 /// Answers 503 with `Retry-After` on every route but health and metrics until the store is ready (in ``EdgeMiddleware``).
 struct ReadinessGate: Sendable {
     let readiness: Readiness
-    static let alwaysOpen = ["/health/live", "/health/ready", "/metrics", "/openapi.yaml"]
+    /// Answered whatever the state: health, metrics, the API's description, and the console's Health page (which
+    /// shows a migration's progress to a person) with its stylesheet.
+    static let alwaysOpen = ["/health/live", "/health/ready", "/metrics", "/openapi.yaml", "/console/health", "/console/console.css"]
 
     /// The 503 answer for `request` while the server is not ready, or nil when the request may go on.
     func refusal(of request: Request) -> Response? {
