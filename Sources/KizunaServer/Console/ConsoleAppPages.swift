@@ -113,7 +113,7 @@ enum ConsoleAppPages {
 
     /// An app's pages.
     enum Tab: CaseIterable {
-        case settings, config, simulator, gate, gateSimulator, data, releases, domains
+        case settings, config, simulator, gate, gateSimulator, data, apiKeys, releases, domains
 
         func path(_ app: AppRecord) -> String {
             let base = "/console/apps/\(ConsoleController.escapedSegment(app.id))"
@@ -124,6 +124,7 @@ enum ConsoleAppPages {
             case .gate: return "\(base)/gate"
             case .gateSimulator: return "\(base)/gate/simulate"
             case .data: return "\(base)/data"
+            case .apiKeys: return "\(base)/api-keys"
             case .releases: return "\(base)/releases"
             case .domains: return "\(base)/associated-domains"
             }
@@ -137,6 +138,7 @@ enum ConsoleAppPages {
             case .gate: text[.gateTitle]
             case .gateSimulator: text[.gateSimulatorTitle]
             case .data: text[.dataTitle]
+            case .apiKeys: text[.apiKeysTitle]
             case .releases: text[.releasesTitle]
             case .domains: text[.domainsTitle]
             }

@@ -163,6 +163,7 @@ extension ConsoleController {
         case "userEnabled": text[.userEnabled]
         case "groupAdded": text[.groupAdded]
         case "groupRemoved": text[.groupRemoved]
+        case "keyRevoked": text[.keyRevoked]
         default: nil
         }
     }

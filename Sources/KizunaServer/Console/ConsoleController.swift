@@ -39,6 +39,7 @@ struct ConsoleController: Sendable {
         addHealthRoutes(to: root)
         addReleaseRoutes(to: root)
         addDataRoutes(to: root)
+        addAPIKeyRoutes(to: root)
     }
 
     // MARK: Signing in and out

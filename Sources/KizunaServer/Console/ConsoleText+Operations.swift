@@ -105,6 +105,21 @@ extension ConsoleText {
         .recordConflict: "This record changed since you opened it. Your values are kept in the form below; saving again replaces the stored version.",
         .yourValue: "Your value",
         .storedValue: "Stored now",
+        .apiKeysTitle: "API keys",
+        .apiKeysHint:
+            "An app sends an API key (X-Api-Key) for what the data API's public rules allow without an account. Only a hash of each key is kept.",
+        .noKeys: "No API keys yet.",
+        .keyNameLabel: "Name",
+        .expiresInDaysLabel: "Expires in (days)",
+        .wholeDaysNeeded: "enter a whole number of days, 1 to 365",
+        .createKeyButton: "Create key",
+        .newKeyLabel: "New API key",
+        .keyCreatedHint: "Copy the key now: it is not shown again.",
+        .keyRevokedStatus: "Revoked",
+        .keyExpiredStatus: "Expired",
+        .revokeButton: "Revoke",
+        .keyRevoked: "Revoked: apps sending this key are refused from now on.",
+        .lastUsedColumn: "Last used",
     ]
 
     static let japaneseOperations: [ConsoleWord: String] = [
@@ -210,5 +225,19 @@ extension ConsoleText {
         .recordConflict: "開いた後にこのレコードが変更されました。入力した値は下のフォームに残してあります。もう一度保存すると、保存済みのバージョンを置き換えます。",
         .yourValue: "入力した値",
         .storedValue: "現在の保存値",
+        .apiKeysTitle: "API キー",
+        .apiKeysHint: "アプリは API キー（X-Api-Key）を送ると、アカウントなしでデータ API の public ルールが許す操作ができます。キーはハッシュだけを保存します。",
+        .noKeys: "API キーはまだありません。",
+        .keyNameLabel: "名前",
+        .expiresInDaysLabel: "有効期間（日）",
+        .wholeDaysNeeded: "1〜365 の整数で日数を入力してください",
+        .createKeyButton: "キーを作成",
+        .newKeyLabel: "新しい API キー",
+        .keyCreatedHint: "今すぐキーをコピーしてください。再表示はされません。",
+        .keyRevokedStatus: "失効",
+        .keyExpiredStatus: "期限切れ",
+        .revokeButton: "失効させる",
+        .keyRevoked: "失効させました。このキーを送るアプリは今後拒否されます。",
+        .lastUsedColumn: "最終利用",
     ]
 }

@@ -36,6 +36,8 @@ enum ConsoleWord: String, CaseIterable, Sendable {
     case dataTitle, modelsTitle, noSchema, modelColumn, fieldsColumn, schemaTitle, schemaHint, newestFirst, oldestFirst
     case filterTitle, filterFieldLabel, filterOperatorLabel, filterValueLabel, orderLabel, filterButton, noRecords
     case recordConflict, yourValue, storedValue
+    case apiKeysTitle, apiKeysHint, noKeys, keyNameLabel, expiresInDaysLabel, wholeDaysNeeded, createKeyButton, newKeyLabel
+    case keyCreatedHint, keyRevokedStatus, keyExpiredStatus, revokeButton, keyRevoked, lastUsedColumn
 }
 
 /// The console's texts in one language, picked from a language switch (the `kizuna_console_lang` cookie) or else

@@ -189,6 +189,24 @@ struct ChromiumPage {
         try await browser.event("Page.loadEventFired", session: session)
     }
 
+    /// Presses a key as a keyboard would (`Tab`, `Enter`): a key-down and a key-up to the focused element.
+    func press(_ key: String) async throws {
+        let codes = ["Tab": 9, "Enter": 13]
+        var event: [String: JSONValue] = ["key": .string(key), "code": .string(key), "windowsVirtualKeyCode": .number(Double(codes[key] ?? 0))]
+        if key == "Enter" { event["text"] = "\r" }
+        for type in ["keyDown", "keyUp"] {
+            event["type"] = .string(type)
+            try await browser.send("Input.dispatchKeyEvent", event, session: session)
+        }
+    }
+
+    /// Presses a key that navigates (Enter on a form's button) and waits for the next page's load event.
+    func pressAndWaitForLoad(_ key: String) async throws {
+        browser.dropEvents()
+        try await press(key)
+        try await browser.event("Page.loadEventFired", session: session)
+    }
+
     /// The browser's cookies for `url`.
     func cookies(for url: String) async throws -> [JSONValue] {
         try await browser.send("Network.getCookies", ["urls": [.string(url)]], session: session)["cookies"]?.arrayValue ?? []

@@ -1,0 +1,80 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import KizunaCore
+import Testing
+
+@testable import KizunaServer
+
+/// The console's operating sections in a real browser: a user disabled from the keyboard alone, a data record edited
+/// through a conflict, a release blocked, and the Health page; a screenshot of each.
+extension ChromiumTests {
+    @Test(.enabled(if: Chromium.shouldRun, "chromium is not installed (apt-get install chromium); CI installs it"))
+    func consoleDisableAUserEditARecordAndBlockARelease() async throws {
+        try await withTestServer(.sqlite) { server in
+            #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
+            let account = try await AccountsTests.signUp(server, "mio@example.com").account
+            #expect(try await DataSchemaPublishingTests.publish(server, ConsoleDataTests.schema).status == .ok)
+            let task = try await ConsoleDataTests.create(server, "write the docs", points: 3)
+            let release = try await server.send(.post, "/v1/admin/apps/shop/releases", json: #"{"version":"2.0.1","build":"7","channel":"appstore"}"#)
+            #expect(release.status == .created)
+            let base = "http://127.0.0.1:\(try #require(server.client.port))"
+            try await Self.withPage { page in
+                try await Self.signIntoConsole(page, base: base, token: server.adminToken)
+
+                // Keyboard: the first Tab reaches the skip link, which leads to the content.
+                try await page.navigate("\(base)/console/users")
+                try await page.press("Tab")
+                #expect(try await page.evaluate("document.activeElement.className").stringValue == "skip")
+                #expect(try await page.evaluate("getComputedStyle(document.activeElement).outlineStyle").stringValue == "solid", "focus is visible")
+                #expect(try await page.evaluate("document.querySelector('tbody a').textContent").stringValue == "mio@example.com")
+                try await Self.save(try await page.screenshot(), "console-users.png")
+
+                // The account disabled with the keyboard alone: its button focused, Enter.
+                try await page.navigate("\(base)/console/users/\(account.id)")
+                try await page.evaluate("document.querySelector('form[action$=\"/status\"] button').focus()")
+                try await page.pressAndWaitForLoad("Enter")
+                #expect(
+                    try await page.evaluate("document.querySelector('[role=status]').textContent").stringValue
+                        == "Disabled: every session was signed out.")
+                #expect(try await server.send(.get, "/v1/admin/users/\(account.id)").decode(UserRecord.self).disabled)
+                try await Self.save(try await page.screenshot(), "console-user-disabled.png")
+
+                // A record opened, changed by someone else meanwhile, saved: both versions shown, the draft kept.
+                try await page.navigate("\(base)/console/apps/shop/data/Task")
+                try await Self.save(try await page.screenshot(), "console-data-browser.png")
+                try await page.evaluateAndWaitForLoad("document.querySelector('tbody a').click()")
+                #expect(try await page.evaluate("location.pathname").stringValue == "/console/apps/shop/data/Task/\(task)")
+                let (_, meanwhile) = try await OperatorQueryTests.query(
+                    server, #"mutation { updateTask(input: { id: "\#(task)", _version: 1, title: "theirs" }) { _version } }"#)
+                #expect(meanwhile["data"]?["updateTask"]?["_version"] == .number(2))
+                try await page.evaluateAndWaitForLoad(
+                    """
+                    document.querySelector('#field-title').value = 'mine';
+                    document.querySelector('#field-title').form.submit();
+                    """)
+                #expect(
+                    try await page.evaluate("document.querySelector('.summary p').textContent").stringValue?.hasPrefix("This record changed") == true)
+                #expect(try await page.evaluate("document.querySelector('tr.changed td:nth-of-type(2)').textContent").stringValue == "theirs")
+                #expect(try await page.evaluate("document.querySelector('#field-title').value").stringValue == "mine")
+                try await Self.save(try await page.screenshot(), "console-data-conflict.png")
+                try await page.evaluateAndWaitForLoad("document.querySelector('#field-title').form.submit()")
+                #expect(try await page.evaluate("document.querySelector('[role=status]').textContent").stringValue == "Changes saved.")
+                #expect(try await page.evaluate("document.querySelector('#field-title').value").stringValue == "mine")
+
+                // A release blocked: the gate now blocks it, and the page links to that change.
+                try await page.navigate("\(base)/console/apps/shop/releases")
+                try await page.evaluateAndWaitForLoad("document.querySelector('button[aria-label=\"Block 2.0.1\"]').click()")
+                #expect(try await page.evaluate("document.querySelector('strong.bad').textContent").stringValue == "Blocked")
+                #expect(try await page.evaluate("document.querySelector('a[href*=\"/gate/diff\"]') !== null").boolValue == true)
+                let gate = try await server.send(.get, "/v1/admin/apps/shop/gate").decode(PublishedDocument.self)
+                #expect(gate.document["blockedVersions"] == .array([.string("2.0.1")]))
+                try await Self.save(try await page.screenshot(), "console-release-blocked.png")
+
+                try await page.navigate("\(base)/console/health")
+                #expect(try await page.evaluate("document.querySelector('table.facts td').textContent").stringValue?.hasPrefix("Ready") == true)
+                try await Self.save(try await page.screenshot(), "console-health.png")
+            }
+        }
+    }
+}
