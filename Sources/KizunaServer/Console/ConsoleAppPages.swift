@@ -113,7 +113,7 @@ enum ConsoleAppPages {
 
     /// An app's pages.
     enum Tab: CaseIterable {
-        case settings, config, simulator, gate, gateSimulator, data, apiKeys, releases, domains
+        case settings, config, simulator, gate, gateSimulator, data, apiKeys, push, releases, domains
 
         func path(_ app: AppRecord) -> String {
             let base = "/console/apps/\(ConsoleController.escapedSegment(app.id))"
@@ -125,6 +125,7 @@ enum ConsoleAppPages {
             case .gateSimulator: return "\(base)/gate/simulate"
             case .data: return "\(base)/data"
             case .apiKeys: return "\(base)/api-keys"
+            case .push: return "\(base)/push"
             case .releases: return "\(base)/releases"
             case .domains: return "\(base)/associated-domains"
             }
@@ -139,6 +140,7 @@ enum ConsoleAppPages {
             case .gateSimulator: text[.gateSimulatorTitle]
             case .data: text[.dataTitle]
             case .apiKeys: text[.apiKeysTitle]
+            case .push: text[.pushTitle]
             case .releases: text[.releasesTitle]
             case .domains: text[.domainsTitle]
             }

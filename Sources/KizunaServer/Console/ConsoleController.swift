@@ -40,6 +40,7 @@ struct ConsoleController: Sendable {
         addReleaseRoutes(to: root)
         addDataRoutes(to: root)
         addAPIKeyRoutes(to: root)
+        addPushRoutes(to: root)
     }
 
     // MARK: Signing in and out

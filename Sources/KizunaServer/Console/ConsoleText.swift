@@ -38,6 +38,12 @@ enum ConsoleWord: String, CaseIterable, Sendable {
     case recordConflict, yourValue, storedValue
     case apiKeysTitle, apiKeysHint, noKeys, keyNameLabel, expiresInDaysLabel, wholeDaysNeeded, createKeyButton, newKeyLabel
     case keyCreatedHint, keyRevokedStatus, keyExpiredStatus, revokeButton, keyRevoked, lastUsedColumn
+    case pushTitle, credentialsTitle, noCredentials, keyIdLabel, topicLabel, environmentLabel, eachDevicesOwn, keyFingerprintLabel
+    case composeTitle, pushTitleLabel, pushBodyLabel, translationsLabel, translationsHint, badTranslation, badgeLabel, notWholeNumber
+    case soundLabel, targetKindLabel, targetInstall, targetUser, targetCondition, targetAll, targetLabel, targetHint, targetNeeded
+    case sendAtLabel, sendAtHint, localTimeLabel, fallbackTimeZoneLabel, fallbackTimeZoneHint, sendButton, pushJobsTitle, noPushJobs
+    case sentColumn, failedColumn, skippedColumn, pendingColumn, finishedColumn, cancelJobButton, totalsTitle, reasonsTitle, noReasons
+    case reasonColumn, countColumn, deliveriesTitle, attemptsColumn, pushReportTitle, pushScheduled, pushCancelled
 }
 
 /// The console's texts in one language, picked from a language switch (the `kizuna_console_lang` cookie) or else
@@ -60,8 +66,12 @@ struct ConsoleText: Sendable {
     }
 
     /// Every word in English, and in Japanese: the tables of each part of the console together.
-    static let english = englishApps.merging(englishOperations) { _, _ in preconditionFailure("a console word has two English texts") }
-    static let japanese = japaneseApps.merging(japaneseOperations) { _, _ in preconditionFailure("a console word has two Japanese texts") }
+    static let english = [englishOperations, englishPush].reduce(englishApps) { all, part in
+        all.merging(part) { _, _ in preconditionFailure("a console word has two English texts") }
+    }
+    static let japanese = [japaneseOperations, japanesePush].reduce(japaneseApps) { all, part in
+        all.merging(part) { _, _ in preconditionFailure("a console word has two Japanese texts") }
+    }
 
     subscript(_ word: ConsoleWord) -> String {
         words[word] ?? Self.english[word] ?? word.rawValue
