@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import KizunaCore
+import KizunaTestSupport
 import Testing
 
 @testable import KizunaServer
@@ -76,5 +77,42 @@ extension ChromiumTests {
                 try await Self.save(try await page.screenshot(), "console-health.png")
             }
         }
+    }
+}
+
+extension ChromiumTests {
+    @Test(.enabled(if: Chromium.shouldRun, "chromium is not installed (apt-get install chromium); CI installs it"))
+    func consoleComposeAPushAndReadTheReport() async throws {
+        let push = try await PushFixture.start()
+        try await withTestServer(.sqlite, configure: push.configure) { server in
+            try await push.prepare(server)
+            try await PushFixture.register(server, 1, extra: #","locale":"ja-JP""#)
+            try await PushFixture.register(server, 2)
+            push.apns.script(PushFixture.token(2), [.reject(status: 410, reason: "Unregistered", timestamp: EpochMillis.now)])
+            let base = "http://127.0.0.1:\(try #require(server.client.port))"
+            try await Self.withPage { page in
+                try await Self.signIntoConsole(page, base: base, token: server.adminToken)
+                try await page.navigate("\(base)/console/apps/shop/push")
+                #expect(try await page.evaluate("document.body.textContent.includes(\(Self.quoted(PushFixture.keyId)))").boolValue == true)
+                try await page.evaluateAndWaitForLoad(
+                    """
+                    document.querySelector('#title').value = 'Sale';
+                    document.querySelector('#body').value = 'Today only';
+                    document.querySelector('#translations').value = 'ja = セール | 本日限り';
+                    document.querySelector('#targetKind').value = 'all';
+                    document.querySelector('#title').form.submit();
+                    """)
+                let path = try #require(try await page.evaluate("location.pathname").stringValue)
+                let id = try #require(path.split(separator: "/").last.map(String.init))
+                _ = try await push.finish(id, on: server, senders: [try #require(server.pushSender)])
+                try await page.navigate("\(base)\(path)")
+                #expect(try await page.evaluate("document.querySelector('#reasons td').textContent").stringValue == "Unregistered")
+                let sent =
+                    "[...document.querySelectorAll('#totals tr')].find(r => r.querySelector('th').textContent === 'Sent').querySelector('td').textContent"
+                #expect(try await page.evaluate(sent).stringValue == "1")
+                try await Self.save(try await page.screenshot(), "console-push-report.png")
+            }
+        }
+        await push.apns.stop()
     }
 }
