@@ -116,3 +116,35 @@ extension ChromiumTests {
         await push.apns.stop()
     }
 }
+
+extension ChromiumTests {
+    @Test(.enabled(if: Chromium.shouldRun, "chromium is not installed (apt-get install chromium); CI installs it"))
+    func consoleConfigFormShowsAMistakeAtItsCell() async throws {
+        try await withTestServer(.sqlite) { server in
+            #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
+            let base = "http://127.0.0.1:\(try #require(server.client.port))"
+            try await Self.withPage { page in
+                try await Self.signIntoConsole(page, base: base, token: server.adminToken)
+                try await page.navigate("\(base)/console/apps/shop/config/form")
+                try await page.evaluateAndWaitForLoad(
+                    """
+                    document.querySelector('#p0-name').value = 'limit';
+                    document.querySelector('#p0-type').value = 'number';
+                    document.querySelector('#p0-default').value = 'three';
+                    document.querySelector('#p0-name').form.submit();
+                    """)
+                #expect(try await page.evaluate("document.querySelector('#p0-default').getAttribute('aria-invalid')").stringValue == "true")
+                let error = "document.getElementById(document.querySelector('#p0-default').getAttribute('aria-describedby')).textContent"
+                #expect(try await page.evaluate(error).stringValue?.contains("is not a number") == true)
+                try await Self.save(try await page.screenshot(), "console-config-form-refused.png")
+                try await page.evaluateAndWaitForLoad(
+                    """
+                    document.querySelector('#p0-default').value = '3';
+                    document.querySelector('#p0-name').form.submit();
+                    """)
+                #expect(try await page.evaluate("document.querySelector('[role=status]').textContent").stringValue == "Published.")
+                #expect(try await ConsoleConfigTests.live(server).document["parameters"]?["limit"] == ["type": "number", "default": 3])
+            }
+        }
+    }
+}

@@ -138,6 +138,19 @@ struct ConsoleTests {
                 ("/console/apps/shop/associated-domains", ["settings": "{}"]),
                 ("/console/apps/shop/gate", ["base": "0", "document": "{}", "message": "forged"]),
                 ("/console/apps/shop/gate/rollback", ["base": "0", "version": "1"]),
+                ("/console/apps/shop/config/form", ["base": "0", "message": "forged", "p0-name": "forged", "p0-type": "string", "p0-default": "x"]),
+                ("/console/apps/shop/gate/form", ["base": "0", "message": "forged", "minimumVersion": "9.0"]),
+                ("/console/apps/shop/releases/block", ["version": "1.0", "block": "true", "base": "0"]),
+                ("/console/apps/shop/data/Task/t1", ["_version": "1", "field-title": "forged"]),
+                ("/console/apps/shop/api-keys", ["name": "forged", "expiresInDays": "30"]),
+                ("/console/apps/shop/api-keys/key/revoke", [:]),
+                ("/console/apps/shop/push", ["body": "forged", "targetKind": "all"]),
+                ("/console/apps/shop/push/jobs/job/cancel", [:]),
+                ("/console/users/usr_1/status", ["disabled": "true"]),
+                ("/console/users/usr_1/password-reset", [:]),
+                ("/console/users/usr_1/groups", ["group": "forged"]),
+                ("/console/users/usr_1/groups/remove", ["group": "forged"]),
+                ("/console/users/usr_1/delete", ["confirm": "usr_1"]),
                 ("/console/sign-out", [:]),
             ]
             for (path, fields) in writes {
@@ -163,7 +176,35 @@ struct ConsoleTests {
                     == .forbidden)
 
             #expect(try await server.send(.get, "/v1/admin/apps").decode(AppList.self) == before, "nothing changed")
+            #expect(try await server.send(.get, "/v1/admin/apps/shop/api-keys").decode(APIKeyList.self).keys.isEmpty)
+            #expect(try await server.send(.get, "/v1/admin/apps/shop/push/jobs").decode(PushJobList.self).jobs.isEmpty)
+            #expect(try await server.send(.get, "/v1/admin/apps/shop/gate").decode(PublishedDocument.self).version == 0)
             #expect(try await browser.get("/console/apps").status == .ok, "still signed in")
+        }
+    }
+
+    /// Every page of every section: no script, no inline style, nothing from elsewhere, never the token.
+    @Test func everyPageWorksWithoutScriptsAndShowsNoSecret() async throws {
+        try await withTestServer(.sqlite) { server in
+            #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
+            let account = try await AccountsTests.signUp(server, "mio@example.com").account
+            var browser = ConsoleClient(server)
+            try await browser.signIn()
+            let app = "/console/apps/shop"
+            let pages = [
+                "/console/apps", app, "\(app)/config", "\(app)/config/simulate", "\(app)/config/form", "\(app)/gate/form", "\(app)/gate",
+                "\(app)/gate/simulate", "\(app)/data",
+                "\(app)/api-keys", "\(app)/push", "\(app)/releases", "\(app)/associated-domains", "/console/users",
+                "/console/users/\(account.id)", "/console/health",
+            ]
+            for path in pages {
+                let page = try await browser.get(path)
+                #expect(page.status == .ok, "\(path): \(page.status)")
+                #expect(!page.text.contains("<script") && !page.text.contains(" style="), "\(path)")
+                #expect(page.text.range(of: #" on[a-z]+=""#, options: .regularExpression) == nil, "\(path): an event handler")
+                #expect(page.text.range(of: #"(src|href|action)="(https?:)?//"#, options: .regularExpression) == nil, "\(path): loads from elsewhere")
+                #expect(!page.text.contains(server.adminToken) && page.headers[.contentSecurityPolicy]?.hasPrefix("default-src 'self'") == true)
+            }
         }
     }
 

@@ -41,7 +41,8 @@ enum ConsoleConfigPages {
         let text = frame.text
         let base = path(kind, app: app)
         var body = ConsoleAppPages.tabs(text, app: app, current: tab(kind))
-        body += #"<p>\#(escape(versionLine(text, live)))</p>"#
+        let formLink = #" · <a href="\#(base)/form">\#(escape(text[.editAsForm]))</a>"#
+        body += #"<p>\#(escape(versionLine(text, live)))\#(formLink)</p>"#
         if kind == .gate {
             body += #"<h2 id="policy">\#(escape(text[.livePolicyTitle]))</h2>"#
             body += #"<pre class="panel mono" aria-labelledby="policy" tabindex="0">\#(escape(Self.text(of: live.document, pretty: true)))</pre>"#
@@ -50,11 +51,7 @@ enum ConsoleConfigPages {
             body += #"<h2 id="conditions">\#(escape(text[.conditionsTitle]))</h2>"# + conditionTable(text, live.document)
         }
         let (label, hint) = kind == .gate ? (text[.policyLabel], text[.policyHint]) : (text[.templateLabel], text[.templateHint])
-        if let conflict {
-            let by = "\(conflict.current.version) · \(conflict.current.author)\(conflict.current.message.map { " · \($0)" } ?? "")"
-            body += #"<div class="summary" role="alert"><p>\#(escape(text[.publishConflict])) \#(escape(by))</p>"#
-            body += #"<p>\#(escape(text[.publishConflictHelp]))</p>\#(diffTable(text, conflict.changes))</div>"#
-        }
+        if let conflict { body += conflictSummary(text, conflict) }
         body += """
             <h2 id="edit">\(escape(text[.editTemplateTitle]))</h2>
             <form method="post" action="\(base)" class="panel" aria-labelledby="edit">
@@ -84,7 +81,7 @@ enum ConsoleConfigPages {
 
     // MARK: Parts
 
-    private static func versionLine(_ text: ConsoleText, _ live: PublishedDocument) -> String {
+    static func versionLine(_ text: ConsoleText, _ live: PublishedDocument) -> String {
         guard live.version > 0 else { return text[.neverPublished] }
         return "\(text[.liveVersion]) \(live.version) · \(live.author) · \(ConsoleAppPages.plainTime(live.publishedAt))"
             + (live.message.map { " · \($0)" } ?? "")
@@ -182,6 +179,13 @@ enum ConsoleConfigPages {
             </tbody>
             </table>
             """
+    }
+
+    /// A publish refused because `conflict.current` was published meanwhile: who published it, and its changes.
+    static func conflictSummary(_ text: ConsoleText, _ conflict: Conflict) -> String {
+        let by = "\(conflict.current.version) · \(conflict.current.author)\(conflict.current.message.map { " · \($0)" } ?? "")"
+        return #"<div class="summary" role="alert"><p>\#(escape(text[.publishConflict])) \#(escape(by))</p>"#
+            + #"<p>\#(escape(text[.publishConflictHelp]))</p>\#(diffTable(text, conflict.changes))</div>"#
     }
 
     static func diffTable(_ text: ConsoleText, _ changes: [JSONChange]) -> String {

@@ -141,7 +141,7 @@ extension ConsoleController {
     }
 
     /// What was published since `base`, for a refused publish or rollback.
-    private func conflict(
+    func conflict(
         _ kind: DocumentKind, _ app: AppRecord, from base: Int64, live: PublishedDocument, _ session: ConsoleSession, _ context: KizunaRequestContext
     ) async throws -> ConsoleConfigPages.Conflict {
         let answer = try await api.call(.get, "\(Self.appPath(app.id))/\(kind.rawValue):diff?from=\(base)", as: session.token, context: context)

@@ -41,6 +41,8 @@ struct ConsoleController: Sendable {
         addDataRoutes(to: root)
         addAPIKeyRoutes(to: root)
         addPushRoutes(to: root)
+        addConfigFormRoutes(to: root)
+        addGateFormRoutes(to: root)
     }
 
     // MARK: Signing in and out

@@ -52,6 +52,8 @@ enum ConsoleStyle {
         table.diff tr.added th{border-left:4px solid var(--ok)}table.diff tr.removed th{border-left:4px solid var(--danger)}
         table.diff tr.changed th{border-left:4px solid var(--accent)}
         .summary table{color:var(--text);margin-top:.5rem}
+        table.form td{padding:.25rem}table.form textarea{min-height:2.5rem}table.form input[type=checkbox]{width:auto}
+        fieldset{border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:.75rem 1rem}legend{font-weight:700;padding:0 .25rem}
         strong.bad{color:var(--danger)}table.facts th{width:14rem}li.row{margin-bottom:.5rem}
 
         """

@@ -120,6 +120,12 @@ extension ConsoleText {
         .revokeButton: "Revoke",
         .keyRevoked: "Revoked: apps sending this key are refused from now on.",
         .lastUsedColumn: "Last used",
+        .newRow: "New row",
+        .editAsJSON: "Edit as JSON",
+        .editAsForm: "Edit as a form",
+        .duplicateName: "another row has this name",
+        .conditionalLineHint: "Conditional values: one a line, condition = value.",
+        .formRowsHint: "Fill an empty row to add one; tick Remove to take one out. Values are read as the row's type (JSON for json).",
     ]
 
     static let japaneseOperations: [ConsoleWord: String] = [
@@ -239,5 +245,11 @@ extension ConsoleText {
         .revokeButton: "失効させる",
         .keyRevoked: "失効させました。このキーを送るアプリは今後拒否されます。",
         .lastUsedColumn: "最終利用",
+        .newRow: "新しい行",
+        .editAsJSON: "JSON で編集",
+        .editAsForm: "フォームで編集",
+        .duplicateName: "同じ名前の行がほかにあります",
+        .conditionalLineHint: "条件付きの値：1 行に 1 つ、条件 = 値。",
+        .formRowsHint: "空の行に入力すると追加、「外す」にチェックすると削除します。値は行の型として読みます（json は JSON）。",
     ]
 }

@@ -44,6 +44,11 @@ enum ConsoleWord: String, CaseIterable, Sendable {
     case sendAtLabel, sendAtHint, localTimeLabel, fallbackTimeZoneLabel, fallbackTimeZoneHint, sendButton, pushJobsTitle, noPushJobs
     case sentColumn, failedColumn, skippedColumn, pendingColumn, finishedColumn, cancelJobButton, totalsTitle, reasonsTitle, noReasons
     case reasonColumn, countColumn, deliveriesTitle, attemptsColumn, pushReportTitle, pushScheduled, pushCancelled
+    case newRow, editAsJSON, editAsForm, duplicateName, conditionalLineHint, formRowsHint
+    case versionsTitle, minimumVersionLabel, recommendedVersionLabel, nagIntervalLabel, defaultLanguageLabel, blockedVersionsLabel
+    case blockedVersionsHint, maintenanceTitle, maintenanceActiveLabel, windowFromLabel, windowUntilLabel, timeZoneLabel, windowHint
+    case testersLabel, testersHint, osTitle, osVersionRequiredLabel, osDeadlineLabel, osDeadlineHint, osWindowsLabel, osWindowsHint
+    case osAdvisoriesLabel, osAdvisoriesHint, noticesTitle, noticeURLLabel, noticeTextsLabel, noticeLineHint
 }
 
 /// The console's texts in one language, picked from a language switch (the `kizuna_console_lang` cookie) or else
@@ -66,10 +71,10 @@ struct ConsoleText: Sendable {
     }
 
     /// Every word in English, and in Japanese: the tables of each part of the console together.
-    static let english = [englishOperations, englishPush].reduce(englishApps) { all, part in
+    static let english = [englishOperations, englishPush, englishGateForm].reduce(englishApps) { all, part in
         all.merging(part) { _, _ in preconditionFailure("a console word has two English texts") }
     }
-    static let japanese = [japaneseOperations, japanesePush].reduce(japaneseApps) { all, part in
+    static let japanese = [japaneseOperations, japanesePush, japaneseGateForm].reduce(japaneseApps) { all, part in
         all.merging(part) { _, _ in preconditionFailure("a console word has two Japanese texts") }
     }
 

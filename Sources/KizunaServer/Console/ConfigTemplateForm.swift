@@ -1,0 +1,163 @@
+import Foundation
+import KizunaCore
+
+/// The remote config template as a form: a row per parameter (name, type, default, conditional values, group,
+/// description) and per condition (name, `when` as JSON, description), with empty rows to add more and a box to
+/// remove one. Read back into the template JSON `config:publish` takes; the admin API's JSON paths are mapped to the
+/// row and cell they name.
+struct ConfigTemplateForm {
+    struct ParameterRow: Equatable {
+        var name = "", type = "string", defaultValue = "", conditional = "", group = "", description = ""
+        var delete = false
+    }
+
+    struct ConditionRow: Equatable {
+        var name = "", when = "", description = ""
+        var delete = false
+    }
+
+    var parameters: [ParameterRow]
+    var conditions: [ConditionRow]
+    var message: String
+    /// The version the form changes: what the publish's `If-Match` names.
+    var base: Int64
+
+    /// Empty rows offered to add parameters and conditions.
+    static let spareRows = 3
+
+    /// The form filled from a published template, with the spare rows.
+    init(template document: JSONValue, base: Int64) {
+        let object = document.objectValue ?? [:]
+        parameters =
+            (object["parameters"]?.objectValue ?? [:]).sorted { $0.key < $1.key }.map { name, value in
+                let parameter = value.objectValue ?? [:]
+                let type = RemoteConfigTemplate.ValueType(rawValue: parameter["type"]?.stringValue ?? "") ?? .string
+                let conditional = (parameter["conditionalValues"]?.objectValue ?? [:]).sorted { $0.key < $1.key }.map {
+                    "\($0.key) = \(Self.text($0.value, type))"
+                }
+                return ParameterRow(
+                    name: name, type: type.rawValue, defaultValue: parameter["default"].map { Self.text($0, type) } ?? "",
+                    conditional: conditional.joined(separator: "\n"), group: parameter["group"]?.stringValue ?? "",
+                    description: parameter["description"]?.stringValue ?? "")
+            } + Array(repeating: ParameterRow(), count: Self.spareRows)
+        conditions =
+            (object["conditions"]?.arrayValue ?? []).map { value in
+                let condition = value.objectValue ?? [:]
+                return ConditionRow(
+                    name: condition["name"]?.stringValue ?? "", when: condition["when"].map { ConsoleConfigPages.text(of: $0, pretty: false) } ?? "",
+                    description: condition["description"]?.stringValue ?? "")
+            } + Array(repeating: ConditionRow(), count: Self.spareRows)
+        message = ""
+        self.base = base
+    }
+
+    /// The form as posted: `p<i>-name`, `p<i>-type`, … and `c<i>-name`, … for each row shown.
+    init(posted: [String: String]) {
+        func rows(_ prefix: String) -> [Int] {
+            Set(
+                posted.keys.compactMap { key in
+                    key.hasPrefix(prefix) ? Int(key.dropFirst(prefix.count).prefix { $0.isNumber }) : nil
+                }
+            ).sorted()
+        }
+        parameters = rows("p").map { i in
+            ParameterRow(
+                name: posted["p\(i)-name"] ?? "", type: posted["p\(i)-type"] ?? "string", defaultValue: posted["p\(i)-default"] ?? "",
+                conditional: posted["p\(i)-conditional"] ?? "", group: posted["p\(i)-group"] ?? "", description: posted["p\(i)-description"] ?? "",
+                delete: posted["p\(i)-delete"] == "on")
+        }
+        conditions = rows("c").map { i in
+            ConditionRow(
+                name: posted["c\(i)-name"] ?? "", when: posted["c\(i)-when"] ?? "", description: posted["c\(i)-description"] ?? "",
+                delete: posted["c\(i)-delete"] == "on")
+        }
+        message = posted["message"] ?? ""
+        base = posted["base"].flatMap { Int64($0) } ?? 0
+    }
+
+    /// The template the rows describe, or nil with the problems of the cells that do not read. A row without a name
+    /// is left out; so is a row marked for removal.
+    func template(_ text: ConsoleText) -> (JSONValue?, [ConsolePages.Problem]) {
+        var problems: [ConsolePages.Problem] = []
+        var conditionList: [JSONValue] = []
+        for (i, row) in conditions.enumerated() {
+            let name = row.name.trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, !row.delete else { continue }
+            var condition: [String: JSONValue] = ["name": .string(name)]
+            if let when = try? JSONDecoder().decode(JSONValue.self, from: Data(row.when.utf8)) {
+                condition["when"] = when
+            } else {
+                problems.append(.init(field: "c\(i)-when", message: "\(name): \(text[.conditionWhen]): \(text[.notJSONGeneric])"))
+            }
+            if !row.description.isEmpty { condition["description"] = .string(row.description) }
+            conditionList.append(.object(condition))
+        }
+        var parameterMap: [String: JSONValue] = [:]
+        for (i, row) in parameters.enumerated() {
+            let name = row.name.trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, !row.delete else { continue }
+            guard parameterMap[name] == nil else {
+                problems.append(.init(field: "p\(i)-name", message: "\(name): \(text[.duplicateName])"))
+                continue
+            }
+            let type = RemoteConfigTemplate.ValueType(rawValue: row.type) ?? .string
+            var parameter: [String: JSONValue] = ["type": .string(type.rawValue)]
+            do {
+                parameter["default"] = try type.value(fromText: row.defaultValue)
+            } catch {
+                problems.append(.init(field: "p\(i)-default", message: "\(name): \(text[.defaultValue]): \(error.message)"))
+            }
+            var conditional: [String: JSONValue] = [:]
+            for line in row.conditional.split(whereSeparator: \.isNewline) where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                let parts = line.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, !parts[0].trimmingCharacters(in: .whitespaces).isEmpty else {
+                    problems.append(.init(field: "p\(i)-conditional", message: "\(name): \(text[.conditionalLineHint]) \(line)"))
+                    continue
+                }
+                do {
+                    let value = String(parts[1].drop { $0 == " " })
+                    conditional[parts[0].trimmingCharacters(in: .whitespaces)] = try type.value(fromText: value)
+                } catch {
+                    problems.append(.init(field: "p\(i)-conditional", message: "\(name): \(text[.conditionalValues]): \(error.message)"))
+                }
+            }
+            if !conditional.isEmpty { parameter["conditionalValues"] = .object(conditional) }
+            if !row.group.trimmingCharacters(in: .whitespaces).isEmpty {
+                parameter["group"] = .string(row.group.trimmingCharacters(in: .whitespaces))
+            }
+            if !row.description.isEmpty { parameter["description"] = .string(row.description) }
+            parameterMap[name] = .object(parameter)
+        }
+        guard problems.isEmpty else { return (nil, problems) }
+        return (.object(["conditions": .array(conditionList), "parameters": .object(parameterMap)]), [])
+    }
+
+    /// The cell an admin API error's JSON path names (`$.document.parameters.welcome.default`,
+    /// `$.document.conditions[1].when.appVersion`), or nil when it names none.
+    func field(ofPath path: String) -> String? {
+        var rest = Substring(path)
+        for prefix in ["$.document.", "$.", "document."] where rest.hasPrefix(prefix) { rest = rest.dropFirst(prefix.count) }
+        if rest.hasPrefix("parameters.") {
+            let tail = rest.dropFirst("parameters.".count)
+            let name = String(tail.prefix { $0 != "." && $0 != "[" })
+            let cell = tail.dropFirst(name.count).drop { $0 == "." }.prefix { $0 != "." && $0 != "[" }
+            guard let row = parameters.firstIndex(where: { $0.name.trimmingCharacters(in: .whitespaces) == name && !$0.delete }) else { return nil }
+            let suffix = ["default": "default", "conditionalValues": "conditional", "group": "group", "description": "description", "type": "type"]
+            return "p\(row)-\(suffix[String(cell)] ?? "name")"
+        }
+        if rest.hasPrefix("conditions[") {
+            let index = Int(rest.dropFirst("conditions[".count).prefix { $0.isNumber }) ?? -1
+            let kept = conditions.indices.filter { !conditions[$0].name.trimmingCharacters(in: .whitespaces).isEmpty && !conditions[$0].delete }
+            guard kept.indices.contains(index) else { return nil }
+            let cell = rest.drop { $0 != "]" }.dropFirst().drop { $0 == "." }.prefix { $0 != "." && $0 != "[" }
+            return "c\(kept[index])-\(cell == "name" ? "name" : cell == "description" ? "description" : "when")"
+        }
+        return nil
+    }
+
+    /// A value as the form shows it: text as it is, anything else as JSON.
+    static func text(_ value: JSONValue, _ type: RemoteConfigTemplate.ValueType) -> String {
+        if case .string(let text) = value { return text }
+        return ConsoleConfigPages.text(of: value, pretty: false)
+    }
+}
