@@ -55,7 +55,7 @@ struct ConsolePushTests {
             #expect(sent.status == .seeOther)
             let location = try #require(sent.headers[.location])
             let id = try #require(location.split(separator: "/").last?.split(separator: "?").first.map(String.init))
-            #expect(location == "\(path)/jobs/\(id)?notice=scheduled")
+            #expect(location == "\(path)/jobs/\(id)?notice=pushScheduled")
             let done = try await push.finish(id, on: server, senders: [try #require(server.pushSender)])
             #expect(done.totals == .init(devices: 2, pending: 0, sent: 1, failed: 1, skipped: 0))
             let japanese = try #require(push.apns.received.first { $0.token == PushFixture.token(1) })
@@ -77,7 +77,7 @@ struct ConsolePushTests {
             let laterId = try #require(laterLocation.split(separator: "/").last?.split(separator: "?").first.map(String.init))
             #expect(try await PushFixture.status(server, laterId).state == .scheduled)
             let cancelled = try await browser.post("\(path)/jobs/\(laterId)/cancel", ["csrf": csrf])
-            #expect(cancelled.status == .seeOther && cancelled.headers[.location] == "\(path)/jobs/\(laterId)?notice=cancelled")
+            #expect(cancelled.status == .seeOther && cancelled.headers[.location] == "\(path)/jobs/\(laterId)?notice=pushCancelled")
             #expect(try await PushFixture.status(server, laterId).state == .cancelled)
         }
         await push.apns.stop()

@@ -49,14 +49,14 @@ struct ConsoleReleasesTests {
             let fields = ["csrf": csrf, "version": "1.2.0", "block": "true", "base": "\(gateBefore.version)"]
             let blocked = try await browser.post("/console/apps/shop/releases/block", fields)
             let gate = try await server.send(.get, "/v1/admin/apps/shop/gate").decode(PublishedDocument.self)
-            #expect(blocked.status == .seeOther && blocked.headers[.location] == "/console/apps/shop/releases?notice=blocked&gate=\(gate.version)")
+            #expect(
+                blocked.status == .seeOther && blocked.headers[.location] == "/console/apps/shop/releases?notice=versionBlocked&gate=\(gate.version)")
             #expect(gate.document["blockedVersions"] == .array([.string("1.2.0")]) && gate.message == "Block 1.2.0 (console)")
             let shown = try await browser.get(try #require(blocked.headers[.location]))
             #expect(shown.text.contains(#"<a href="/console/apps/shop/gate/diff?from=\#(gate.version - 1)&to=\#(gate.version)">"#))
             #expect(shown.text.contains(#"<strong class="bad">Blocked</strong>"#) && shown.text.contains(#"name="block" value="false""#))
-            let decision = try await server.send(
-                .post, "/v1/apps/shop/gate:check", json: #"{"appVersion":"1.2.0","platform":"ios"}"#, authorized: false)
-            #expect(decision.text.contains("blocked"), "\(decision.text)")
+            let told = try await UpdateGateTests.check(server, #"{"appVersion":"1.2.0","platform":"ios"}"#)
+            #expect(told.action == "require" && told.reason == "blockedVersion", "\(told)")
 
             // A form from before that publish is explained, and publishes nothing.
             let stale = try await browser.post("/console/apps/shop/releases/block", fields.merging(["block": "false"]) { $1 })

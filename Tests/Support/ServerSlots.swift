@@ -1,9 +1,8 @@
 import Foundation
 
 /// How many tests may run a server (or a store) at once in this process: every test target's suites run in one
-/// process, all at once, and without a bound the first seconds of a run start a hundred servers on two cores — their
-/// SQLite queries queue on NIO's two blocking threads past the pools' ten-second timeouts, and tests fail for the wrong
-/// reason. Tests beyond the bound wait for a slot before they start anything, so no client of theirs is waiting yet.
+/// process, all at once, and without a bound the first seconds of a run start a hundred servers on two cores, each
+/// starved of CPU past its clients' timeouts, and tests fail for the wrong reason. Tests beyond the bound wait for a slot before they start anything, so no client of theirs is waiting yet.
 ///
 /// A test takes one slot however many servers it runs: a server started inside another's slot (a second instance, a
 /// restart, a store under a server) runs in it, so nested starts can never wait on each other.

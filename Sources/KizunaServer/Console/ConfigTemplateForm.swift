@@ -33,10 +33,10 @@ struct ConfigTemplateForm {
                 let parameter = value.objectValue ?? [:]
                 let type = RemoteConfigTemplate.ValueType(rawValue: parameter["type"]?.stringValue ?? "") ?? .string
                 let conditional = (parameter["conditionalValues"]?.objectValue ?? [:]).sorted { $0.key < $1.key }.map {
-                    "\($0.key) = \(Self.text($0.value, type))"
+                    "\($0.key) = \(Self.text($0.value))"
                 }
                 return ParameterRow(
-                    name: name, type: type.rawValue, defaultValue: parameter["default"].map { Self.text($0, type) } ?? "",
+                    name: name, type: type.rawValue, defaultValue: parameter["default"].map(Self.text) ?? "",
                     conditional: conditional.joined(separator: "\n"), group: parameter["group"]?.stringValue ?? "",
                     description: parameter["description"]?.stringValue ?? "")
             } + Array(repeating: ParameterRow(), count: Self.spareRows)
@@ -156,7 +156,7 @@ struct ConfigTemplateForm {
     }
 
     /// A value as the form shows it: text as it is, anything else as JSON.
-    static func text(_ value: JSONValue, _ type: RemoteConfigTemplate.ValueType) -> String {
+    static func text(_ value: JSONValue) -> String {
         if case .string(let text) = value { return text }
         return ConsoleConfigPages.text(of: value, pretty: false)
     }

@@ -155,18 +155,15 @@ extension ConsoleController {
     /// of 50 records links each one).
     private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
 
-    /// The notice a redirect after a change asked for (`?notice=created`), in the page's language.
+    /// The notice a redirect after a change asked for (`?notice=created`: the word's name), in the page's language;
+    /// nil for anything but the words a change says.
     static func notice(_ request: Request, _ text: ConsoleText) -> String? {
-        switch request.uri.queryParameters["notice"] {
-        case "created": text[.created]
-        case "saved": text[.saved]
-        case "deleted": text[.deleted]
-        case "userDisabled": text[.userDisabled]
-        case "userEnabled": text[.userEnabled]
-        case "groupAdded": text[.groupAdded]
-        case "groupRemoved": text[.groupRemoved]
-        case "keyRevoked": text[.keyRevoked]
-        default: nil
-        }
+        request.uri.queryParameters["notice"].flatMap { ConsoleWord(rawValue: String($0)) }.flatMap { notices.contains($0) ? text[$0] : nil }
     }
+
+    /// The words a redirect after a change may ask a page to say.
+    private static let notices: Set<ConsoleWord> = [
+        .created, .saved, .deleted, .published, .rolledBack, .userDisabled, .userEnabled, .groupAdded, .groupRemoved, .keyRevoked,
+        .versionBlocked, .versionUnblocked, .pushScheduled, .pushCancelled,
+    ]
 }

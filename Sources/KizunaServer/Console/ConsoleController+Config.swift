@@ -35,13 +35,7 @@ extension ConsoleController {
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         let live = try await liveDocument(kind, app, session, context)
         let draft = ConsoleConfigPages.Draft(text: ConsoleConfigPages.text(of: live.document, pretty: true), message: "", base: live.version)
-        let text = Self.text(request)
-        let notice: String? =
-            switch request.uri.queryParameters["notice"] {
-            case "published": text[.published]
-            case "rolledBack": text[.rolledBack]
-            default: nil
-            }
+        let notice = Self.notice(request, Self.text(request))
         return try await documentPage(request, context, session, kind: kind, app: app, live: live, draft: draft, notice: notice)
     }
 

@@ -70,7 +70,7 @@ extension ConsoleController {
             return try await pushPage(request, context, session, app: app, form: form, problems: problems, status: answer.status)
         }
         let created = try answer.decode(PushJobStatus.self)
-        return Self.redirect("\(ConsoleAppPages.Tab.push.path(app))/jobs/\(Self.escapedSegment(created.id))?notice=scheduled")
+        return Self.redirect("\(ConsoleAppPages.Tab.push.path(app))/jobs/\(Self.escapedSegment(created.id))?notice=pushScheduled")
     }
 
     @Sendable func pushJobPage(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
@@ -84,12 +84,7 @@ extension ConsoleController {
         let deliveries = try await api.call(.get, "\(path)/deliveries?limit=100", as: session.token, context: context)
         if let error = deliveries.error { throw error }
         let frame = Self.frame(request, session, section: .apps)
-        let notice: String? =
-            switch request.uri.queryParameters["notice"] {
-            case "scheduled": frame.text[.pushScheduled]
-            case "cancelled": frame.text[.pushCancelled]
-            default: nil
-            }
+        let notice = Self.notice(request, frame.text)
         return Self.html(
             ConsolePushPages.report(frame, app: app, job: status, deliveries: try deliveries.decode(PushDeliveryList.self), notice: notice))
     }
@@ -102,6 +97,6 @@ extension ConsoleController {
         let answer = try await api.call(.delete, "/v1/admin/push/jobs/\(Self.escapedSegment(job))", as: session.token, context: context)
         if answer.status == .notFound { return notFound(request, session) }
         if let error = answer.error { throw error }
-        return Self.redirect("\(ConsoleAppPages.Tab.push.path(app))/jobs/\(Self.escapedSegment(job))?notice=cancelled")
+        return Self.redirect("\(ConsoleAppPages.Tab.push.path(app))/jobs/\(Self.escapedSegment(job))?notice=pushCancelled")
     }
 }

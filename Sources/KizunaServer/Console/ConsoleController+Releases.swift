@@ -24,12 +24,7 @@ extension ConsoleController {
     @Sendable func releasesPage(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         let changed = request.uri.queryParameters["gate"].flatMap { Int64($0) }
-        let notice: String? =
-            switch request.uri.queryParameters["notice"] {
-            case "blocked": Self.text(request)[.versionBlocked]
-            case "unblocked": Self.text(request)[.versionUnblocked]
-            default: nil
-            }
+        let notice = Self.notice(request, Self.text(request))
         return try await releasesPage(request, context, session, app: app, notice: notice, gateChange: notice == nil ? nil : changed)
     }
 
@@ -66,7 +61,7 @@ extension ConsoleController {
         guard let base = form.base, base == live.version else { return try await refused(text[.gateChangedMeanwhile], status: .preconditionFailed) }
         guard let policy = GatePolicy.changingBlock(of: version, block: block, in: live.document) else {
             // Already as asked (another operator did it): nothing to publish.
-            return Self.redirect("\(ConsoleAppPages.Tab.releases.path(app))?notice=\(block ? "blocked" : "unblocked")")
+            return Self.redirect("\(ConsoleAppPages.Tab.releases.path(app))?notice=\(block ? "versionBlocked" : "versionUnblocked")")
         }
         let message = "\(block ? "Block" : "Unblock") \(version) (console)"
         let answer = try await api.call(
@@ -76,7 +71,8 @@ extension ConsoleController {
             return try await refused(error.code == .preconditionFailed ? text[.gateChangedMeanwhile] : error.message, status: answer.status)
         }
         let published = try answer.decode(PublishedDocument.self)
-        return Self.redirect("\(ConsoleAppPages.Tab.releases.path(app))?notice=\(block ? "blocked" : "unblocked")&gate=\(published.version)")
+        return Self.redirect(
+            "\(ConsoleAppPages.Tab.releases.path(app))?notice=\(block ? "versionBlocked" : "versionUnblocked")&gate=\(published.version)")
     }
 
     /// The artifact's bytes from the admin API's route, passed through as they stream (a `Range` too), as a download.
