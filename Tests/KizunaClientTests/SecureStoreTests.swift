@@ -69,15 +69,23 @@ struct SecureStoreTests {
         #expect(try store.attributes(forKey: "missing") == nil)
     }
 
+    /// Passphrase options at scrypt N = 2^10: the derivation is the production code's, at a cost a debug build runs
+    /// in milliseconds rather than blocking one of the suite's two threads for seconds.
+    static func passphrase(_ passphrase: String, in directory: URL) -> SecureStore.FileOptions {
+        var options = SecureStore.FileOptions(directory: directory, key: .passphrase(passphrase))
+        options.passphraseCost = 10
+        return options
+    }
+
     @Test func tamperingAndTheWrongKeyAreReportedNotReadAsGarbage() throws {
         let directory = Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try SecureStore(service: "svc", fileOptions: .init(directory: directory, key: .passphrase("correct horse")))
+        let store = try SecureStore(service: "svc", fileOptions: Self.passphrase("correct horse", in: directory))
         try store.set("token", forKey: "session")
-        #expect(try SecureStore(service: "svc", fileOptions: .init(directory: directory, key: .passphrase("correct horse")))["session"] == "token")
+        #expect(try SecureStore(service: "svc", fileOptions: Self.passphrase("correct horse", in: directory))["session"] == "token")
 
         let wrong = #expect(throws: KizunaError.self) {
-            try SecureStore(service: "svc", fileOptions: .init(directory: directory, key: .passphrase("battery staple")))
+            try SecureStore(service: "svc", fileOptions: Self.passphrase("battery staple", in: directory))
         }
         #expect(wrong?.code == .corrupted && wrong?.message.contains("different key or passphrase") == true)
 

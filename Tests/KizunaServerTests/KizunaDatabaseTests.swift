@@ -1,6 +1,10 @@
+import AsyncKit
 import Foundation
+import Logging
 import NIOCore
+import NIOPosix
 import SQLKit
+import SQLiteNIO
 import Testing
 
 @testable import KizunaServer
@@ -90,6 +94,33 @@ struct KizunaDatabaseTests {
                 #expect(count == waiters.count + 1)
                 for database in [holder, other] + waiters { await database.shutdown() }
             }
+        }
+    }
+
+    /// A connection still opening when the pool stops waiting for it (here: held up by another connection's exclusive
+    /// lock) opens later; the pool then closes it on the store's threads, so they stop only after that. Stopped first,
+    /// the close was refused and the unclosed connection trapped the test process (a CI run of 3f7d7d6).
+    @Test func aConnectionThatOpensAfterItsRequestTimedOutIsClosedBeforeTheThreadsStop() async throws {
+        try await withTestStore(.sqlite) { store in
+            guard case .sqlite(let path) = store.location else {
+                Issue.record("withTestStore(.sqlite) gave \(store.location)")
+                return
+            }
+            try KizunaDatabase.prepareSQLiteFile(path, logger: nil)
+            // A rollback-journal store locked exclusively: the new connection's `journal_mode = WAL` waits for it.
+            let locker = try await SQLiteConnection.open(
+                storage: .file(path: path), threadPool: .singleton, logger: Logger(label: "test"), on: MultiThreadedEventLoopGroup.singleton.any()
+            ).get()
+            _ = try await locker.query("BEGIN EXCLUSIVE").get()
+            let database = try KizunaDatabase(location: store.location, maxConnections: 1, connectionWait: .milliseconds(100))
+            await #expect(throws: ConnectionPoolTimeoutError.self) { try await database.raw("SELECT 1").run() }
+            let stopped = Task { await database.shutdown() }
+            _ = try await locker.query("COMMIT").get()
+            await stopped.value
+            try await locker.close()
+            let reopened = try store.open()
+            #expect(try await reopened.raw("PRAGMA journal_mode").first()?.decode(column: "journal_mode", as: String.self) == "wal")
+            await reopened.shutdown()
         }
     }
 }

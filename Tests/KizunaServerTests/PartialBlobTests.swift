@@ -99,7 +99,7 @@ struct PartialBlobTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = FileBlobStore(directory: directory)
         for name in [".tmp-stale", ".tmp-fresh", ".partial-\(UUID().uuidString)", "blob"] {
-            FileManager.default.createFile(atPath: directory.appendingPathComponent(name).path, contents: Data([1]))
+            _ = FileManager.default.createFile(atPath: directory.appendingPathComponent(name).path, contents: Data([1]))
         }
         try FileManager.default.setAttributes(
             [.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: directory.appendingPathComponent(".tmp-stale").path)

@@ -45,7 +45,7 @@ struct EncryptedFileBackend: SecureStoreBackend {
             let salt = try Self.randomFile(directory.appendingPathComponent("store.salt"), length: 16)
             do {
                 key = try KDF.Scrypt.deriveKey(
-                    from: Data(passphrase.utf8), salt: salt, outputByteCount: 32, rounds: 1 << 15, blockSize: 8, parallelism: 1)
+                    from: Data(passphrase.utf8), salt: salt, outputByteCount: 32, rounds: 1 << options.passphraseCost, blockSize: 8, parallelism: 1)
             } catch {
                 throw KizunaError(.internalError, "The secure store's key could not be derived: \(error)")
             }

@@ -49,6 +49,9 @@ public struct SecureStore: Sendable {
         public var directory: URL
         /// The key source.
         public var key: KeySource
+        /// log2 of scrypt's N for a passphrase key. Fixed for a store (its `store.check` would refuse another); the
+        /// suite lowers it, as 2^15 costs a second of one CPU-bound thread per derivation in a debug build.
+        package var passphraseCost = 15
 
         /// Where the file store's key comes from.
         public enum KeySource: Sendable {

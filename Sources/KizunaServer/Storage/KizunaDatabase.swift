@@ -40,8 +40,8 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
     private let isShutDown = Atomic<Bool>(false)
     /// Queues this process's SQLite writers; `nil` on PostgreSQL, which has row locks.
     private let writeGate: WriteGate?
-    /// The threads this store's SQLite calls block: one per connection; `nil` on PostgreSQL.
-    private let sqliteThreads: NIOThreadPool?
+    /// Opens this store's SQLite connections and owns the threads their calls block; `nil` on PostgreSQL.
+    private let sqliteSource: SQLiteStoreSource?
     /// How to open a dedicated PostgreSQL connection, such as the change feed's LISTEN connection.
     package let postgresConfiguration: PostgresConnection.Configuration?
 
@@ -86,12 +86,11 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
             // up to the busy timeout. On a shared pool (NIO's singleton has one thread per core) such waits would stall
             // every other connection's statements, the lock holder's COMMIT among them, and every other store of the
             // process; a thread per connection keeps a wait to the connection that waits.
-            let threads = NIOThreadPool(numberOfThreads: maxConnections * eventLoopGroup.makeIterator().reduce(0) { count, _ in count + 1 })
-            threads.start()
-            sqliteThreads = threads
+            let source = SQLiteStoreSource(path: path, threads: maxConnections * eventLoopGroup.makeIterator().reduce(0) { count, _ in count + 1 })
+            sqliteSource = source
             pool = .sqlite(
                 EventLoopGroupConnectionPool(
-                    source: SQLiteStoreSource(path: path, threads: threads),
+                    source: source,
                     maxConnectionsPerEventLoop: maxConnections,
                     requestTimeout: TimeAmount(connectionWait),
                     pruneInterval: nil,
@@ -102,7 +101,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
         case .postgres(let url, let schema):
             engine = .postgres
             writeGate = nil
-            sqliteThreads = nil
+            sqliteSource = nil
             var configuration: SQLPostgresConfiguration
             do {
                 configuration = try SQLPostgresConfiguration(url: url)
@@ -158,13 +157,15 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
         }
     }
 
+    /// A store dropped without ``shutdown()`` (its owner threw on the way) still closes its connections and threads,
+    /// in the background: left open, the pool would leak them, and debug builds trap on it.
     deinit {
-        if !isShutDown.load(ordering: .acquiring) {
-            switch pool {
-            case .sqlite(let pool): pool.shutdown()
-            case .postgres(let pool): pool.shutdown()
-            }
-            sqliteThreads?.shutdownGracefully { _ in }
+        guard !isShutDown.load(ordering: .acquiring) else { return }
+        let source = sqliteSource
+        let release: @Sendable ((any Error)?) -> Void = { _ in source?.shutdownInBackground() }
+        switch pool {
+        case .sqlite(let pool): pool.shutdownGracefully(release)
+        case .postgres(let pool): pool.shutdownGracefully(release)
         }
     }
 
@@ -175,7 +176,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
         case .sqlite(let pool): try? await pool.shutdownAsync()
         case .postgres(let pool): try? await pool.shutdownAsync()
         }
-        try? await sqliteThreads?.shutdownGracefully()  // after the connections, which close on it
+        await sqliteSource?.shutdown()  // after the pool: its connections close on the source's threads
     }
 
     // MARK: SQLDatabase
@@ -203,7 +204,7 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
     /// Runs `closure` with one connection checked out of the pool for its whole duration.
     package func withSession<R: Sendable>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         switch pool {
-        case .sqlite(let pool): try await checkOut(pool, as: { $0.sql(queryLogLevel: .trace) }, closure)
+        case .sqlite(let pool): try await checkOut(pool, as: { $0.connection.sql(queryLogLevel: .trace) }, closure)
         case .postgres(let pool): try await checkOut(pool, as: { $0.sql(queryLogLevel: .trace) }, closure)
         }
     }
@@ -243,31 +244,5 @@ package final class KizunaDatabase: SQLDatabase, Sendable {
     func serializingWrites<R>(_ body: () async throws -> R) async throws -> R {
         guard let writeGate else { return try await body() }
         return try await writeGate.run(body)
-    }
-}
-
-/// Opens SQLite connections with the pragmas Kizuna relies on: WAL, foreign keys, a busy timeout.
-struct SQLiteStoreSource: ConnectionPoolSource, Sendable {
-    let path: String
-    /// Where the connections' blocking calls run.
-    let threads: NIOThreadPool
-
-    func makeConnection(logger: Logger, on eventLoop: any EventLoop) -> EventLoopFuture<SQLiteConnection> {
-        SQLiteConnection.open(storage: .file(path: path), threadPool: threads, logger: logger, on: eventLoop).flatMap { connection in
-            eventLoop.makeFutureWithTask {
-                do {
-                    // WAL lets readers run beside the one writer; it is persistent, so this only writes on first open.
-                    for pragma in [
-                        "PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL",
-                    ] {
-                        _ = try await connection.query(pragma)
-                    }
-                    return connection
-                } catch {
-                    try? await connection.close()
-                    throw error
-                }
-            }
-        }
     }
 }

@@ -26,7 +26,7 @@ enum Python {
             case .exited(let code): code
             case .signaled(let number): 128 + number
             }
-        return (status, result.standardOutput ?? "")
+        return (status, result.standardOutput)
     }
 
     struct TimedOut: Error, CustomStringConvertible {

@@ -1,0 +1,102 @@
+@preconcurrency import AsyncKit
+import Logging
+import NIOCore
+import NIOPosix
+import SQLiteNIO
+import Synchronization
+
+/// Opens a store's SQLite connections with the pragmas Kizuna relies on (WAL, foreign keys, a busy timeout), on
+/// threads of the store's own.
+///
+/// SQLite's calls block their thread, and a statement waiting on another process's write lock blocks it for up to the
+/// busy timeout. On a shared pool (NIO's singleton has one thread per core) such waits would stall every other
+/// connection's statements, the lock holder's COMMIT among them, and every other store of the process; a thread per
+/// connection keeps a wait to the connection that waits.
+///
+/// The threads stop only once every connection is closed, those still opening included: a connection opened after the
+/// pool gave up waiting for it is closed by the pool later, on these threads, and one left unclosed traps in debug
+/// builds.
+final class SQLiteStoreSource: ConnectionPoolSource, Sendable {
+    let path: String
+    private let threads: NIOThreadPool
+    /// Connections open or opening, and who waits for there to be none.
+    private let live = Mutex<(count: Int, drained: [@Sendable () -> Void])>((0, []))
+
+    /// Set once per connection, before the pool hands it out.
+    static let pragmas = ["PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"]
+
+    init(path: String, threads: Int) {
+        self.path = path
+        self.threads = NIOThreadPool(numberOfThreads: threads)
+        self.threads.start()
+    }
+
+    /// Chained on the connection's own futures rather than in a task, so a busy cooperative pool (a test run,
+    /// CPU-heavy handlers) cannot hold an opening connection past the pool's request timeout.
+    func makeConnection(logger: Logger, on eventLoop: any EventLoop) -> EventLoopFuture<SQLiteStoreConnection> {
+        live.withLock { $0.count += 1 }
+        return SQLiteConnection.open(storage: .file(path: path), threadPool: threads, logger: logger, on: eventLoop).flatMap { connection in
+            // WAL lets readers run beside the one writer; it is persistent, so this only writes on first open.
+            Self.pragmas.reduce(eventLoop.makeSucceededVoidFuture()) { previous, pragma in
+                previous.flatMap { connection.query(pragma, [], logger: logger) { _ in } }
+            }
+            .map { SQLiteStoreConnection(connection, onClose: self.closed) }
+            .flatMapError { error in connection.close().flatMapThrowing { throw error } }
+        }
+        .flatMapErrorThrowing { error in
+            self.closed()
+            throw error
+        }
+    }
+
+    private func closed() {
+        let drained = live.withLock { live in
+            live.count -= 1
+            guard live.count == 0 else { return [@Sendable () -> Void]() }
+            defer { live.drained = [] }
+            return live.drained
+        }
+        for waiter in drained { waiter() }
+    }
+
+    /// Calls `body` once no connection is open or opening: at once if none is.
+    private func whenDrained(_ body: @escaping @Sendable () -> Void) {
+        let now = live.withLock { live in
+            guard live.count > 0 else { return true }
+            live.drained.append(body)
+            return false
+        }
+        if now { body() }
+    }
+
+    /// Stops the threads once the last connection has closed. Call after the pool has shut down.
+    func shutdown() async {
+        await withCheckedContinuation { continuation in whenDrained { continuation.resume() } }
+        try? await threads.shutdownGracefully()
+    }
+
+    /// ``shutdown()`` without waiting for it.
+    func shutdownInBackground() {
+        whenDrained { [threads] in threads.shutdownGracefully { _ in } }
+    }
+}
+
+/// A pooled SQLite connection that tells its source when it has closed.
+final class SQLiteStoreConnection: ConnectionPoolItem, Sendable {
+    let connection: SQLiteConnection
+    private let onClose: @Sendable () -> Void
+    private let closing = Atomic<Bool>(false)
+
+    init(_ connection: SQLiteConnection, onClose: @escaping @Sendable () -> Void) {
+        self.connection = connection
+        self.onClose = onClose
+    }
+
+    var eventLoop: any EventLoop { connection.eventLoop }
+    var isClosed: Bool { connection.isClosed }
+
+    func close() -> EventLoopFuture<Void> {
+        guard !closing.exchange(true, ordering: .acquiringAndReleasing) else { return connection.eventLoop.makeSucceededVoidFuture() }
+        return connection.close().always { _ in self.onClose() }
+    }
+}
