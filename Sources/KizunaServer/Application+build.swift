@@ -168,12 +168,13 @@ struct ServerParts {
             .addRoutes(to: v1)
 
         let web = configuration.effectiveWeb
+        let signInThrottle = SignInThrottle(repository: SignInThrottleSQLRepository(database: database), policy: configuration.signInThrottle)
         let accounts = AccountService(
             repository: AccountSQLRepository(database: database, didCommit: feed.poke),
             apps: appRepository,
             hasher: PasswordHasher(parameters: configuration.passwordParameters, maxPending: configuration.maxPendingPasswordChecks),
             sessions: configuration.sessions,
-            throttle: SignInThrottle(repository: SignInThrottleSQLRepository(database: database), policy: configuration.signInThrottle),
+            throttle: signInThrottle,
             logger: logger)
         AccountsController(accounts: accounts, web: web).addRoutes(to: v1)
         let pushDevices = PushDeviceRepository(database: database)
@@ -214,7 +215,7 @@ struct ServerParts {
             api: adminAPI, tokens: tokens,
             sessions: ConsoleSessionStore(
                 database: database, lifetime: configuration.sessions.consoleLifetime, idleLimit: configuration.sessions.consoleIdleLimit),
-            web: web, readiness: readiness
+            web: web, readiness: readiness, throttle: signInThrottle
         ).addRoutes(to: root)
         allowedMethods.record(router)
         adminAPI.attach(router.buildResponder())

@@ -7,7 +7,9 @@ struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user",
         abstract: "Manage accounts through the admin API. USER is an account id (usr_…) or its identifier.",
-        subcommands: [List.self, Show.self, Disable.self, Enable.self, Remove.self, ResetPassword.self, UserGroupCommand.self]
+        subcommands: [
+            List.self, Show.self, Sessions.self, SignOut.self, Disable.self, Enable.self, Remove.self, ResetPassword.self, UserGroupCommand.self,
+        ]
     )
 
     struct List: AsyncParsableCommand {
@@ -41,6 +43,40 @@ struct UserCommand: AsyncParsableCommand {
             let record = try await client.user(user)
             if output.json { return try output.printJSON(record) }
             printDetails(record)
+        }
+    }
+
+    struct Sessions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List where an account is signed in: its sessions that have not expired.")
+        @Argument(help: "The account's id or identifier.") var user: String
+        @OptionGroup var server: ServerOptions
+        @OptionGroup var output: OutputOptions
+
+        func run() async throws {
+            let client = try server.client(.process)
+            let sessions = try await client.userSessions(user)
+            if output.json { return try output.printJSON(SessionList(sessions: sessions)) }
+            if sessions.isEmpty { return print("Signed in nowhere.") }
+            for session in sessions {
+                let place = [session.appId, session.name].compactMap { $0 }.joined(separator: " ")
+                print(
+                    "\(session.id)  \(session.kind.rawValue)  \(place.isEmpty ? "-" : place)  last used \(session.lastUsedAt.formatted(.iso8601))  "
+                        + "expires \(session.expiresAt.formatted(.iso8601))")
+            }
+        }
+    }
+
+    struct SignOut: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sign-out", abstract: "Sign one session of an account out at once (see 'kizuna user sessions'); 'disable' signs out all.")
+        @Argument(help: "The account's id or identifier.") var user: String
+        @Argument(help: "The session's id (ses_…).") var session: String
+        @OptionGroup var server: ServerOptions
+
+        func run() async throws {
+            let client = try server.client(.process)
+            try await client.endUserSession(user, session: session)
+            print("Signed out \(session).")
         }
     }
 

@@ -71,6 +71,20 @@ extension ChromiumTests {
                 #expect(try await page.evaluate("document.querySelector('label[for=name]').textContent").stringValue == "名前")
                 try await Self.save(try await page.screenshot(), "console-app-ja.png")
 
+                // At 800 px the app's ten tabs wrap rather than run off the page, in either language.
+                try await page.browser.send(
+                    "Emulation.setDeviceMetricsOverride", ["width": 800, "height": 600, "deviceScaleFactor": 1, "mobile": false],
+                    session: page.session)
+                let overflow =
+                    "document.documentElement.scrollWidth > innerWidth || document.querySelector('.tabs').scrollWidth > document.querySelector('.tabs').clientWidth"
+                #expect(try await page.evaluate(overflow).boolValue == false)
+                try await page.evaluateAndWaitForLoad("document.querySelector('a[hreflang=en]').click()")
+                #expect(try await page.evaluate("document.documentElement.lang").stringValue == "en")
+                #expect(try await page.evaluate("document.querySelectorAll('.tabs a').length") == .number(10))
+                #expect(try await page.evaluate(overflow).boolValue == false)
+                try await Self.save(try await page.screenshot(), "console-app-800.png")
+                try await page.evaluateAndWaitForLoad("document.querySelector('a[hreflang=ja]').click()")
+
                 // Dark mode follows the system's setting.
                 try await page.browser.send(
                     "Emulation.setEmulatedMedia", ["features": [["name": "prefers-color-scheme", "value": "dark"]]], session: page.session)
@@ -157,6 +171,24 @@ extension ChromiumTests {
                 #expect(try await page.evaluate("\(banner).cells[2].textContent").stringValue == "weekend")
                 #expect(try await page.evaluate("document.querySelectorAll('#condition-outcomes tr.holds').length") == .number(3))
                 try await Self.save(try await page.screenshot(), "console-config-simulator.png")
+
+                // The same template as a form: a new condition's rule chosen from the list and typed, then published.
+                try await page.navigate("\(base)/console/apps/shop/config/form")
+                let row = "[...document.querySelectorAll('input[id^=c][id$=-name]')].find(i => i.value === '').id.split('-')[0]"
+                _ = try await page.evaluate(
+                    """
+                    { const row = \(row);
+                    document.getElementById(row + '-name').value = 'jp';
+                    document.getElementById(row + '-r0-kind').value = 'country';
+                    document.getElementById(row + '-r0-value').value = 'JP';
+                    document.querySelector('#message').value = 'Japan';
+                    document.getElementById('conditions').scrollIntoView(); }
+                    """)
+                try await Self.save(try await page.screenshot(), "console-config-form.png")
+                try await page.evaluateAndWaitForLoad("document.querySelector('#message').form.submit()")
+                #expect(try await page.evaluate("document.querySelector('[role=status]').textContent").stringValue == "Published.")
+                let conditions = try await ConsoleConfigTests.live(server).document["conditions"]?.arrayValue ?? []
+                #expect(conditions.last == ["name": "jp", "when": ["country": ["JP"]]])
             }
         }
     }
@@ -188,6 +220,30 @@ extension ChromiumTests {
                 let action = "[...document.querySelectorAll('#gate-decision tr')].find(r => r.cells[0].textContent === 'action').cells[1].textContent"
                 #expect(try await page.evaluate(action).stringValue == "\"require\"")
                 try await Self.save(try await page.screenshot(), "console-gate-simulator.png")
+
+                // The policy's form: a new OS required only at weekends, with a window ticked and typed, and an advisory.
+                try await page.navigate("\(base)/console/apps/shop/gate/form")
+                _ = try await page.evaluate(
+                    """
+                    document.querySelector('#osVersion').value = '17.0';
+                    document.querySelector('input[name="osw0-sat"]').click();
+                    document.querySelector('input[name="osw0-sun"]').click();
+                    document.querySelector('#osw0-from').value = '02:00';
+                    document.querySelector('#osw0-until').value = '05:00';
+                    document.querySelector('#osw0-timeZone').value = 'Asia/Tokyo';
+                    document.querySelector('#osa0-versions').value = '>= 26.0 < 26.0.1';
+                    document.querySelector('#osa0-action').value = 'require';
+                    document.querySelector('#message').value = 'OS at weekends';
+                    document.querySelector('#osVersion').scrollIntoView();
+                    """)
+                try await Self.save(try await page.screenshot(), "console-gate-form.png")
+                try await page.evaluateAndWaitForLoad("document.querySelector('#message').form.submit()")
+                #expect(try await page.evaluate("document.querySelector('[role=status]').textContent").stringValue == "Published.")
+                let policy = try await ConsoleGateFormTests.live(server).document
+                #expect(
+                    policy["minimumOSVersion"]
+                        == ["version": "17.0", "windows": [["days": ["sat", "sun"], "from": "02:00", "until": "05:00", "timeZone": "Asia/Tokyo"]]])
+                #expect(policy["osAdvisories"] == [["osVersion": [">=": "26.0", "<": "26.0.1"], "action": "require"]])
             }
         }
     }

@@ -66,6 +66,32 @@ struct ConsoleTests {
         }
     }
 
+    /// Failed sign-ins count against the client's address, as account sign-ins do: past the allowance even the right
+    /// token waits, and the answer says how long.
+    @Test func failedSignInsFromOneAddressWait() async throws {
+        try await withTestServer(.sqlite, configure: { $0.signInThrottle = SignInThrottlePolicy(addressAllowance: 3, firstLock: .seconds(30)) }) {
+            server in
+            var browser = ConsoleClient(server)
+            for attempt in 1...3 {
+                let refused = try await browser.post("/console/sign-in", ["token": "kza_not-a-token-\(attempt)"])
+                #expect(refused.status == .unauthorized && refused.text.contains("not valid"), "attempt \(attempt)")
+            }
+            for token in ["kza_not-a-token-4", server.adminToken] {
+                let locked = try await browser.post("/console/sign-in", ["token": token])
+                #expect(locked.status == .tooManyRequests && locked.text.contains("Too many failed sign-ins from this address"))
+                #expect(locked.headers[values: .setCookie].isEmpty && !locked.text.contains(server.adminToken))
+                let wait = try #require(locked.headers[.retryAfter].flatMap { Int($0) })
+                #expect((1...30).contains(wait))
+            }
+            // The lock over (its row aged past it), the right token opens a session again.
+            let keys = try await server.database.raw("SELECT key FROM sign_in_throttles").all().map { try $0.decode(column: "key", as: String.self) }
+            #expect(keys.count == 1 && keys.allSatisfy { $0.hasPrefix("console:") }, "counted apart from account sign-ins: \(keys)")
+            try await server.database.raw("UPDATE sign_in_throttles SET locked_until = 0").run()
+            try await browser.signIn()
+            #expect(try await browser.get("/console/apps").status == .ok)
+        }
+    }
+
     @Test func signingOutEndsTheSession() async throws {
         try await withTestServer(.sqlite) { server in
             var browser = ConsoleClient(server)
@@ -148,6 +174,7 @@ struct ConsoleTests {
                 ("/console/apps/shop/push/jobs/job/cancel", [:]),
                 ("/console/users/usr_1/status", ["disabled": "true"]),
                 ("/console/users/usr_1/password-reset", [:]),
+                ("/console/users/usr_1/sessions/ses_1/end", [:]),
                 ("/console/users/usr_1/groups", ["group": "forged"]),
                 ("/console/users/usr_1/groups/remove", ["group": "forged"]),
                 ("/console/users/usr_1/delete", ["confirm": "usr_1"]),

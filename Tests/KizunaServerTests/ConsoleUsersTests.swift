@@ -95,4 +95,57 @@ struct ConsoleUsersTests {
             #expect(!second.text.contains(#"rel="next""#))
         }
     }
+
+    /// Where an account is signed in, and one of those sessions signed out alone (a lost phone): its token stops
+    /// working, the other goes on; the admin API refuses a session of another account.
+    @Test func oneSessionIsSignedOutFromTheAccountsPage() async throws {
+        try await withTestServer { server in
+            #expect(try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app).status == .created)
+            let phone = try await server.send(
+                .post, "/v1/auth/sign-up",
+                json:
+                    #"{"identifier":"mio","password":"\#(AccountsTests.password)","device":{"appId":"shop","installId":"i-1","name":"Mio's <iPhone>"}}"#,
+                authorized: false
+            ).decode(SessionGrant.self)
+            let laptop = try await AccountsTests.signIn(server, "mio")
+            let ren = try await AccountsTests.signUp(server, "ren")
+
+            let listed = try await server.send(.get, "/v1/admin/users/mio/sessions")
+            #expect(listed.status == .ok && listed.headers[.cacheControl] == "no-store")
+            let sessions = try listed.decode(SessionList.self).sessions
+            #expect(Set(sessions.map(\.id)) == [phone.session.sessionId, laptop.session.sessionId] && sessions.allSatisfy { !$0.current })
+            let onPhone = try #require(sessions.first { $0.id == phone.session.sessionId })
+            #expect(onPhone.kind == .app && onPhone.appId == "shop" && onPhone.installId == "i-1" && onPhone.name == "Mio's <iPhone>")
+
+            var browser = ConsoleClient(server)
+            try await browser.signIn()
+            let csrf = try await browser.csrf()
+            let path = "/console/users/\(phone.account.id)"
+            let page = try await browser.get(path)
+            #expect(page.text.contains(#"<h2 id="sessions">Sessions</h2>"#))
+            #expect(page.text.contains(#"<td class="mono">shop</td><td>Mio&#39;s &lt;iPhone&gt;</td>"#), "the session's device name, escaped")
+            for session in sessions { #expect(page.text.contains(#"action="\#(path)/sessions/\#(session.id)/end""#)) }
+
+            let ended = try await browser.post("\(path)/sessions/\(phone.session.sessionId)/end", ["csrf": csrf])
+            #expect(ended.status == .seeOther && ended.headers[.location] == "\(path)?notice=userSessionEnded")
+            #expect(try await browser.get("\(path)?notice=userSessionEnded").text.contains("The session was signed out."))
+            func me(_ grant: SessionGrant) async throws -> HTTPResponse.Status {
+                try await server.send(.get, "/v1/me", headers: [.authorization: "Bearer \(grant.session.accessToken)"], authorized: false).status
+            }
+            #expect(try await me(phone) == .unauthorized)
+            #expect(try await me(laptop) == .ok)
+            let left = try await server.send(.get, "/v1/admin/users/mio/sessions").decode(SessionList.self).sessions
+            #expect(left.map(\.id) == [laptop.session.sessionId])
+            #expect(!(try await browser.get(path).text.contains(phone.session.sessionId)))
+
+            // Gone already: explained on the account's page. Another account's session: not this account's to end.
+            let again = try await browser.post("\(path)/sessions/\(phone.session.sessionId)/end", ["csrf": csrf])
+            #expect(again.status == .notFound && again.text.contains("This account has no session") && again.text.contains("<h1>mio</h1>"))
+            let other = try await server.send(.delete, "/v1/admin/users/mio/sessions/\(ren.session.sessionId)")
+            #expect(other.status == .notFound)
+            #expect(try await me(ren) == .ok)
+            #expect(try await server.send(.get, "/v1/admin/users/nobody/sessions").status == .notFound)
+            #expect(try await server.send(.get, "/v1/admin/users/mio/sessions", authorized: false).status == .unauthorized)
+        }
+    }
 }

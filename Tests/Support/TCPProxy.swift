@@ -23,6 +23,8 @@ public final class TCPProxy: Sendable {
     }
 
     public let port: Int
+    /// The ports of this process's proxies: one cut keeps its port from the others until it is restored.
+    private static let reserved = Mutex<Set<Int>>([])
     private let host: String
     private let listener = Mutex<(any Channel)?>(nil)
     /// The forwarded connections, whether new ones are taken (false once cut, until restored), what is done with them
@@ -47,11 +49,14 @@ public final class TCPProxy: Sendable {
     /// The port is below Linux's ephemeral range (32768–60999 by default), so no outgoing connection is ever given it:
     /// while the proxy is cut, a client reconnecting to it cannot be handed the port itself (TCP connects a socket to
     /// itself then, and a database driver waits on its own startup message for ever), and nothing else takes the port
-    /// before ``restore(_:)`` binds it again.
+    /// before ``restore(_:)`` binds it again: no other proxy of the process is given it (they are kept in
+    /// ``reserved`` for the process's life, cut or not), and the suite's other listeners (nginx) use another range.
     public static func start(to host: String, port: Int, mode: Mode = .forward) async throws -> TCPProxy {
         var lastError: (any Error)?
         for _ in 0..<100 {
-            let proxy = TCPProxy(port: Int.random(in: 20_000..<32_000), host: host, target: port)
+            let candidate = Int.random(in: 20_000..<32_000)
+            guard reserved.withLock({ $0.insert(candidate).inserted }) else { continue }
+            let proxy = TCPProxy(port: candidate, host: host, target: port)
             do {
                 try await proxy.restore(mode)
                 return proxy

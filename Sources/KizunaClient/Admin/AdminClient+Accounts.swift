@@ -33,6 +33,17 @@ extension AdminClient {
         try await http.send("DELETE", "/v1/admin/users/\(try pathSegment(reference))")
     }
 
+    /// The account's sessions that have not expired, newest first.
+    public func userSessions(_ reference: String) async throws(KizunaError) -> [SessionInfo] {
+        let list: SessionList = try await http.send("GET", "/v1/admin/users/\(try pathSegment(reference))/sessions")
+        return list.sessions
+    }
+
+    /// Signs one of the account's sessions out at once.
+    public func endUserSession(_ reference: String, session: String) async throws(KizunaError) {
+        try await http.send("DELETE", "/v1/admin/users/\(try pathSegment(reference))/sessions/\(try pathSegment(session))")
+    }
+
     /// A single-use password-reset token and link for the account's owner (Kizuna sends no mail).
     public func createPasswordReset(_ reference: String) async throws(KizunaError) -> PasswordResetGrant {
         try await http.send("POST", "/v1/admin/users/\(try pathSegment(reference))/password-reset")

@@ -36,6 +36,12 @@ struct SignInThrottle: Sendable {
         Key(value: "session:" + sessionId, allowance: policy.accountAllowance)
     }
 
+    /// The key of a client address signing in to the admin console with a token. Only addresses: the one admin token
+    /// has no account to lock, and a lock on the console itself would let anyone lock the operators out.
+    func consoleKey(_ address: String) -> Key {
+        Key(value: "console:" + address, allowance: policy.addressAllowance)
+    }
+
     /// The identifier's key: a hash of its normalised form.
     func accountKey(_ identifier: AccountIdentifier) -> Key {
         Key(value: "account:" + sha256Hex(identifier.normalized), allowance: policy.accountAllowance)

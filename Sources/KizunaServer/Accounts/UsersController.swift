@@ -15,6 +15,8 @@ struct UsersController: Sendable {
         admin.get("/users/{user}", use: showUser)
         admin.patch("/users/{user}", use: updateUser)
         admin.delete("/users/{user}", use: deleteUser)
+        admin.get("/users/{user}/sessions", use: listSessions)
+        admin.delete("/users/{user}/sessions/{session}", use: endSession)
         admin.post("/users/{user}/password-reset", use: createPasswordReset)
         admin.get("/users/{user}/groups", use: listGroups)
         admin.put("/users/{user}/groups/{group}", use: addToGroup)
@@ -43,6 +45,19 @@ struct UsersController: Sendable {
 
     @Sendable func deleteUser(_ request: Request, context: KizunaRequestContext) async throws -> Response {
         try await accounts.delete(userId: try await find(context).id)
+        return .empty()
+    }
+
+    /// The account's sessions that have not expired, newest first: what the account's own `GET /v1/accounts/sessions`
+    /// lists, for an operator answering "where am I signed in?".
+    @Sendable func listSessions(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try .json(
+            SessionList(sessions: try await accounts.sessions(of: try await find(context).id, current: nil)), headers: AccountsController.noStore)
+    }
+
+    /// Signs one session out (a lost phone), at once: its tokens stop working and its realtime connections close.
+    @Sendable func endSession(_ request: Request, context: KizunaRequestContext) async throws -> Response {
+        try await accounts.signOut(session: try context.parameters.path("session"), of: try await find(context).id)
         return .empty()
     }
 

@@ -2,8 +2,8 @@ import Foundation
 import KizunaCore
 
 /// The remote config template as a form: a row per parameter (name, type, default, conditional values, group,
-/// description) and per condition (name, `when` as JSON, description), with empty rows to add more and a box to
-/// remove one. Read back into the template JSON `config:publish` takes; the admin API's JSON paths are mapped to the
+/// description) and per condition (name, its rules — or `when` as JSON when rules cannot show it — and description),
+/// with empty rows to add more and a box to remove one. Read back into the template JSON `config:publish` takes; the admin API's JSON paths are mapped to the
 /// row and cell they name.
 struct ConfigTemplateForm {
     struct ParameterRow: Equatable {
@@ -13,7 +13,14 @@ struct ConfigTemplateForm {
 
     struct ConditionRow: Equatable {
         var name = "", when = "", description = ""
+        /// The rules that must all hold; nil when the condition is edited as JSON (`when`).
+        var rules: [ConditionRule]? = Array(repeating: ConditionRule(), count: ConditionRule.spareRows)
         var delete = false
+
+        /// The rows of the rules that are filled in, with their indices.
+        var filledRules: [(index: Int, rule: ConditionRule)] {
+            (rules ?? []).enumerated().filter { !$1.kind.isEmpty || !$1.value.trimmingCharacters(in: .whitespaces).isEmpty }.map { ($0, $1) }
+        }
     }
 
     var parameters: [ParameterRow]
@@ -43,9 +50,12 @@ struct ConfigTemplateForm {
         conditions =
             (object["conditions"]?.arrayValue ?? []).map { value in
                 let condition = value.objectValue ?? [:]
+                let rules = condition["when"].map(ConditionRule.rows(of:)) ?? []
                 return ConditionRow(
-                    name: condition["name"]?.stringValue ?? "", when: condition["when"].map { ConsoleConfigPages.text(of: $0, pretty: false) } ?? "",
-                    description: condition["description"]?.stringValue ?? "")
+                    name: condition["name"]?.stringValue ?? "",
+                    when: rules == nil ? condition["when"].map { ConsoleConfigPages.text(of: $0, pretty: false) } ?? "" : "",
+                    description: condition["description"]?.stringValue ?? "",
+                    rules: rules.map { $0 + Array(repeating: ConditionRule(), count: ConditionRule.spareRows) })
             } + Array(repeating: ConditionRow(), count: Self.spareRows)
         message = ""
         self.base = base
@@ -67,8 +77,14 @@ struct ConfigTemplateForm {
                 delete: posted["p\(i)-delete"] == "on")
         }
         conditions = rows("c").map { i in
-            ConditionRow(
-                name: posted["c\(i)-name"] ?? "", when: posted["c\(i)-when"] ?? "", description: posted["c\(i)-description"] ?? "",
+            // Edited as JSON when the page showed `when`; as rules otherwise.
+            let rules =
+                posted["c\(i)-when"] == nil
+                ? rows("c\(i)-r").map { j in
+                    ConditionRule(kind: posted["c\(i)-r\(j)-kind"] ?? "", value: posted["c\(i)-r\(j)-value"] ?? "")
+                } : nil
+            return ConditionRow(
+                name: posted["c\(i)-name"] ?? "", when: posted["c\(i)-when"] ?? "", description: posted["c\(i)-description"] ?? "", rules: rules,
                 delete: posted["c\(i)-delete"] == "on")
         }
         message = posted["message"] ?? ""
@@ -84,7 +100,19 @@ struct ConfigTemplateForm {
             let name = row.name.trimmingCharacters(in: .whitespaces)
             guard !name.isEmpty, !row.delete else { continue }
             var condition: [String: JSONValue] = ["name": .string(name)]
-            if let when = try? JSONDecoder().decode(JSONValue.self, from: Data(row.when.utf8)) {
+            if row.rules != nil {
+                var rules: [JSONValue] = []
+                for (j, rule) in row.filledRules {
+                    if let json = rule.condition(), !rule.kind.isEmpty {
+                        rules.append(json)
+                    } else {
+                        let hint = rule.kind.isEmpty ? text[.ruleKindMissing] : "\(rule.kind): \(ConditionRule.hint(rule.kind, text))"
+                        problems.append(.init(field: "c\(i)-r\(j)-value", message: "\(name): \(hint)"))
+                    }
+                }
+                if row.filledRules.isEmpty { problems.append(.init(field: "c\(i)-r0-value", message: "\(name): \(text[.conditionNeedsRule])")) }
+                condition["when"] = ConditionRule.when(rules)
+            } else if let when = try? JSONDecoder().decode(JSONValue.self, from: Data(row.when.utf8)) {
                 condition["when"] = when
             } else {
                 problems.append(.init(field: "c\(i)-when", message: "\(name): \(text[.conditionWhen]): \(text[.notJSONGeneric])"))
@@ -149,8 +177,17 @@ struct ConfigTemplateForm {
             let index = Int(rest.dropFirst("conditions[".count).prefix { $0.isNumber }) ?? -1
             let kept = conditions.indices.filter { !conditions[$0].name.trimmingCharacters(in: .whitespaces).isEmpty && !conditions[$0].delete }
             guard kept.indices.contains(index) else { return nil }
-            let cell = rest.drop { $0 != "]" }.dropFirst().drop { $0 == "." }.prefix { $0 != "." && $0 != "[" }
-            return "c\(kept[index])-\(cell == "name" ? "name" : cell == "description" ? "description" : "when")"
+            let tail = rest.drop { $0 != "]" }.dropFirst().drop { $0 == "." }
+            let cell = tail.prefix { $0 != "." && $0 != "[" }
+            let row = conditions[kept[index]]
+            guard cell == "when", row.rules != nil else {
+                return "c\(kept[index])-\(cell == "name" ? "name" : cell == "description" ? "description" : "when")"
+            }
+            // `when.all[j]…` names the j-th filled rule; `when.<kind>…` the only one.
+            let filled = row.filledRules.map(\.index)
+            let within = tail.dropFirst("when".count)
+            let rule = within.hasPrefix(".all[") ? Int(within.dropFirst(".all[".count).prefix { $0.isNumber }) ?? 0 : 0
+            return "c\(kept[index])-r\(filled.indices.contains(rule) ? filled[rule] : filled.first ?? 0)-value"
         }
         return nil
     }

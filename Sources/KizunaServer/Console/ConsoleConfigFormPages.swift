@@ -31,7 +31,7 @@ enum ConsoleConfigFormPages {
             return """
                 <tr>\
                 <td>\(input("c\(i)-name", row.name, label: "\(label): \(text[.conditionName])", problems))</td>\
-                <td>\(area("c\(i)-when", row.when, label: "\(label): \(text[.conditionWhen])", problems))</td>\
+                <td>\(whenCell(i, row, label: label, text, problems))</td>\
                 <td>\(input("c\(i)-description", row.description, label: "\(label): \(text[.description])", problems))</td>\
                 <td>\(remove("c\(i)-delete", row.delete, label: "\(label): \(text[.removeButton])"))</td></tr>
                 """
@@ -53,7 +53,7 @@ enum ConsoleConfigFormPages {
             \(parameterRows)
             </tbody></table>
             <h2 id="conditions">\(escape(text[.conditionsTitle]))</h2>
-            <p class="hint">\(escape(text[.conditionsHint]))</p>
+            <p class="hint">\(escape(text[.conditionsHint])) \(escape(text[.rulesHint]))</p>
             <table class="form" aria-labelledby="conditions"><thead><tr><th scope="col">\(escape(text[.conditionName]))</th>\
             <th scope="col">\(escape(text[.conditionWhen]))</th><th scope="col">\(escape(text[.description]))</th>\
             <th scope="col">\(escape(text[.removeButton]))</th></tr></thead>
@@ -65,6 +65,21 @@ enum ConsoleConfigFormPages {
             </form>
             """
         return ConsolePages.page(frame, title: "\(text[.configTitle]): \(app.name)", body: body)
+    }
+
+    /// A condition's rules, a kind and a value a row (spare rows below), or its JSON when rules cannot show it.
+    private static func whenCell(
+        _ i: Int, _ row: ConfigTemplateForm.ConditionRow, label: String, _ text: ConsoleText, _ problems: [Problem]
+    ) -> String {
+        guard let rules = row.rules else { return area("c\(i)-when", row.when, label: "\(label): \(text[.conditionWhen])", problems) }
+        return rules.enumerated().map { j, rule in
+            let kinds =
+                [#"<option value="">—</option>"#] + ConditionRule.kinds.map { #"<option\#($0 == rule.kind ? " selected" : "")>\#($0)</option>"# }
+            let kind =
+                #"<select id="c\#(i)-r\#(j)-kind" name="c\#(i)-r\#(j)-kind" aria-label="\#(escape("\(label): \(text[.ruleKindLabel]) \(j + 1)"))">"#
+            return #"<div class="rule">\#(kind)\#(kinds.joined())</select>"#
+                + input("c\(i)-r\(j)-value", rule.value, label: "\(label): \(text[.ruleValueLabel]) \(j + 1)", problems) + "</div>"
+        }.joined()
     }
 
     /// An input labelled for screen readers (the column's header shows sighted readers), its problems beside it.

@@ -164,6 +164,6 @@ extension ConsoleController {
     /// The words a redirect after a change may ask a page to say.
     private static let notices: Set<ConsoleWord> = [
         .created, .saved, .deleted, .published, .rolledBack, .userDisabled, .userEnabled, .groupAdded, .groupRemoved, .keyRevoked,
-        .versionBlocked, .versionUnblocked, .pushScheduled, .pushCancelled,
+        .userSessionEnded, .versionBlocked, .versionUnblocked, .pushScheduled, .pushCancelled,
     ]
 }

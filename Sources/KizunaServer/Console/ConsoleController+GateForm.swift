@@ -38,7 +38,7 @@ extension ConsoleController {
             return Self.html(ConsoleGateFormPages.page(frame, app: app, live: live, form: form, conflict: conflict), status: .preconditionFailed)
         case .refused(let live, let details, let status):
             let refused = details.map { detail in
-                let field = detail.field.flatMap(GatePolicyForm.field(ofPath:))
+                let field = detail.field.flatMap(form.field(ofPath:))
                 return ConsolePages.Problem(
                     field: field, message: "\(field.map { GatePolicyForm.label($0, frame.text) } ?? "policy"): \(detail.message)")
             }

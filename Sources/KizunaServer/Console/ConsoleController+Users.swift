@@ -10,6 +10,7 @@ extension ConsoleController {
         root.get("/console/users", use: signedIn(usersPage))
         root.get("/console/users/{user}", use: signedIn(userPage))
         root.post("/console/users/{user}/status", use: signedIn(setUserStatus))
+        root.post("/console/users/{user}/sessions/{session}/end", use: signedIn(endUserSession))
         root.post("/console/users/{user}/password-reset", use: signedIn(createResetLink))
         root.post("/console/users/{user}/groups", use: signedIn(addUserGroup))
         root.post("/console/users/{user}/groups/remove", use: signedIn(removeUserGroup))
@@ -53,9 +54,12 @@ extension ConsoleController {
         status: HTTPResponse.Status = .ok, typedGroup: String = ""
     ) async throws -> Response {
         guard let (user, groups) = try await findUser(context, session) else { return notFound(request, session, section: .users) }
+        let sessions = try await api.call(.get, "\(Self.userPath(user.id))/sessions", as: session.token, context: context)
+        if let error = sessions.error { throw error }
         let frame = Self.frame(request, session, section: .users)
         let page = ConsoleUserPages.detail(
-            frame, user: user, groups: groups, problems: problems, typedGroup: typedGroup, notice: Self.notice(request, frame.text))
+            frame, user: user, sessions: try sessions.decode(SessionList.self).sessions, groups: groups, problems: problems, typedGroup: typedGroup,
+            notice: Self.notice(request, frame.text))
         return Self.html(page, status: status)
     }
 
@@ -71,6 +75,21 @@ extension ConsoleController {
             return try await userPage(request, context, session, problems: Self.userProblems(error), status: answer.status)
         }
         return Self.redirect("\(Self.consoleUserPath(user))?notice=\(disabled ? "userDisabled" : "userEnabled")")
+    }
+
+    /// Signs one of the account's sessions out (a lost phone); one already gone is reported on the account's page.
+    @Sendable func endUserSession(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {
+        let form = try await request.form(UserForm.self, context: context)
+        if let refusal = refusal(request, context, session, csrf: form.csrf) { return refusal }
+        let user = try context.parameters.require("user")
+        let path = "\(Self.userPath(user))/sessions/\(Self.escapedSegment(try context.parameters.require("session")))"
+        let answer = try await api.call(.delete, path, as: session.token, context: context)
+        if let error = answer.error {
+            // A 404 names the session when the account exists (signed out meanwhile, or expired), the account otherwise.
+            if error.field != "session", answer.status == .notFound { return notFound(request, session, section: .users) }
+            return try await userPage(request, context, session, problems: Self.userProblems(error), status: answer.status)
+        }
+        return Self.redirect("\(Self.consoleUserPath(user))?notice=userSessionEnded")
     }
 
     /// A single-use reset link, shown once on the answer to the form (never stored by the console, never cached).

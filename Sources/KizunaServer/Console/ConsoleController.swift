@@ -23,6 +23,8 @@ struct ConsoleController: Sendable {
     let web: WebSettings
     /// Whether the store is ready: until it is, only the Health page answers (with the migration's progress).
     let readiness: Readiness
+    /// Failed sign-ins per client address, in the store the account sign-ins count in (every instance sees them).
+    let throttle: SignInThrottle
 
     func addRoutes(to root: RouterGroup<KizunaRequestContext>) {
         root.get("/console", use: home)
@@ -68,9 +70,19 @@ struct ConsoleController: Sendable {
         let text = Self.text(request)
         guard web.isSameOrigin(request) else { return Self.refusal(text, text[.badOrigin]) }
         let form = try await request.form(SignInForm.self, context: context)
+        // Tokens are too long to guess; the limit keeps a guessing run from filling the log and the store's time.
+        let keys = request.clientAddress(context, trustForwardedFor: web.trustForwardedFor).map { [throttle.consoleKey($0)] } ?? []
+        if let locked = try await signInLock(keys) {
+            context.logger.notice("Console sign-in refused: too many failures from this address")
+            var response = Self.html(
+                ConsolePages.signIn(text, problems: [.init(field: "token", message: text[.signInLocked])]), status: .tooManyRequests)
+            response.headers[.retryAfter] = "\(locked)"
+            return response
+        }
         guard let credential = AdminCredential(form.token.trimmingCharacters(in: .whitespacesAndNewlines)),
             let token = try await tokens.authenticate(credential)
         else {
+            try await throttle.recordFailure(keys)
             context.logger.notice("Console sign-in refused: not a valid admin token")
             let page = ConsolePages.signIn(text, problems: [.init(field: "token", message: text[.badToken])])
             return Self.html(page, status: .unauthorized)
@@ -80,6 +92,16 @@ struct ConsoleController: Sendable {
         var response = Self.redirect("/console")
         response.setCookie(sessionCookie(session.text, maxAge: Int(sessions.lifetime.components.seconds)))
         return response
+    }
+
+    /// The seconds until `keys` may try again, or nil when none is locked.
+    private func signInLock(_ keys: [SignInThrottle.Key]) async throws -> Int? {
+        do {
+            try await throttle.check(keys)
+            return nil
+        } catch let error as KizunaError where error.code == .throttled {
+            return error.retryAfter ?? 1
+        }
     }
 
     @Sendable func signOut(_ request: Request, context: KizunaRequestContext, session: ConsoleSession) async throws -> Response {

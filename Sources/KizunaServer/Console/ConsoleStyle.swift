@@ -17,7 +17,7 @@ enum ConsoleStyle {
         border-bottom:1px solid var(--line)}
         header form{margin:0}
         .brand{font-weight:700;color:var(--text);text-decoration:none}
-        header nav{display:flex;gap:1rem;flex:1}
+        header nav{display:flex;flex-wrap:wrap;gap:.5rem 1rem;flex:1}
         header nav a[aria-current=page]{font-weight:700;text-decoration-thickness:3px}
         .languages{flex:0;white-space:nowrap}.languages a[aria-current]{font-weight:700;color:var(--text);text-decoration:none}
         main{max-width:64rem;margin:2rem auto;padding:0 1.5rem}
@@ -45,14 +45,17 @@ enum ConsoleStyle {
         td.actions{white-space:nowrap}td.actions a{margin-right:.75rem}
         code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em}
         .row{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}.row label{margin:0}.row select{width:auto}
-        .tabs{display:flex;gap:1.25rem;margin-bottom:1rem;border-bottom:1px solid var(--line);padding-bottom:.5rem}
+        .tabs{display:flex;flex-wrap:wrap;gap:.25rem 1.25rem;margin-bottom:1rem;border-bottom:1px solid var(--line);padding-bottom:.5rem}
         .tabs a[aria-current=page]{font-weight:700;color:var(--text);text-decoration:none}
         textarea{max-width:none;min-height:6rem}pre{overflow:auto;max-height:32rem;margin:0}meter{width:16rem;margin:0 .75rem}
         td ul{margin:0;padding-left:1rem}td form{margin:0}
         table.diff tr.added th{border-left:4px solid var(--ok)}table.diff tr.removed th{border-left:4px solid var(--danger)}
         table.diff tr.changed th{border-left:4px solid var(--accent)}
         .summary table{color:var(--text);margin-top:.5rem}
-        table.form td{padding:.25rem}table.form textarea{min-height:2.5rem}table.form input[type=checkbox]{width:auto}
+        table.form td{padding:.25rem}table.form textarea{min-height:2.5rem}table.form input[type=checkbox]{width:auto}\
+        table.form select{min-width:7.5rem}div.rule{display:flex;gap:.25rem;margin-bottom:.25rem}div.rule select{width:auto}\
+        fieldset.days{border:0;padding:0;margin:0 0 .75rem;gap:.25rem 1rem}fieldset.days label{font-weight:400;display:flex;gap:.25rem}\
+        fieldset.days input{width:auto}
         fieldset{border:1px solid var(--line);border-radius:8px;margin:0 0 1rem;padding:.75rem 1rem}legend{font-weight:700;padding:0 .25rem}
         strong.bad{color:var(--danger)}table.facts th{width:14rem}li.row{margin-bottom:.5rem}
 

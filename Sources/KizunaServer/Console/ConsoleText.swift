@@ -3,7 +3,7 @@ import KizunaCore
 /// The console's words. Every page's text is one of these, in English and Japanese (``ConsoleText``).
 enum ConsoleWord: String, CaseIterable, Sendable {
     case console, signInTitle, tokenLabel, tokenHint, signInButton, signOutButton, signedOut, sessionEnded
-    case badToken, badOrigin, badCSRF, language, skipToContent, mainNavigation
+    case badToken, signInLocked, badOrigin, badCSRF, language, skipToContent, mainNavigation
     case appsTitle, appsEmpty, newAppTitle, createButton, editAppTitle, saveButton, saved, created, deleted
     case deleteAppTitle, deleteAppWarning, deleteConfirmLabel, deleteButton, deleteMismatch, cancel
     case appID, appName, platform, bundleID, teamID, storeURL, updatedAt, actions, edit, delete
@@ -25,6 +25,7 @@ enum ConsoleWord: String, CaseIterable, Sendable {
     case identifierColumn, kindColumn, statusColumn, createdColumn, lastSignInColumn, sessionsColumn, passwordChangedColumn
     case never, accountID, emailKind, usernameKind, activeStatus, disabledStatus
     case devicesTitle, noDevices, deviceNameColumn, lastSeenColumn
+    case userSessionsTitle, userSessionsHint, noUserSessions, appSessionKind, webSessionKind, endSessionButton, userSessionEnded
     case disableButton, enableButton, disableHint, enableHint, userDisabled, userEnabled
     case groupsTitle, groupsHint, noGroups, groupLabel, addGroupButton, removeButton, groupAdded, groupRemoved, groupNameInvalid
     case resetTitle, resetHint, resetButton, resetLinkHint, expiresColumn, deleteUserTitle, deleteUserWarning
@@ -49,6 +50,10 @@ enum ConsoleWord: String, CaseIterable, Sendable {
     case blockedVersionsHint, maintenanceTitle, maintenanceActiveLabel, windowFromLabel, windowUntilLabel, timeZoneLabel, windowHint
     case testersLabel, testersHint, osTitle, osVersionRequiredLabel, osDeadlineLabel, osDeadlineHint, osWindowsLabel, osWindowsHint
     case osAdvisoriesLabel, osAdvisoriesHint, noticesTitle, noticeURLLabel, noticeTextsLabel, noticeLineHint
+    case rulesHint, ruleKindLabel, ruleValueLabel, comparisonHint, percentHint, listHint, ruleKindMissing, conditionNeedsRule
+    case osWindowRow, osWindowRowsHint, daysLabel, windowTimeHint, osAdvisoryRow, osAdvisoryRowsHint, osVersionsLabel, platformsLabel
+    case actionLabel, recommendAction, requireAction
+    case mondayShort, tuesdayShort, wednesdayShort, thursdayShort, fridayShort, saturdayShort, sundayShort
 }
 
 /// The console's texts in one language, picked from a language switch (the `kizuna_console_lang` cookie) or else
@@ -71,10 +76,10 @@ struct ConsoleText: Sendable {
     }
 
     /// Every word in English, and in Japanese: the tables of each part of the console together.
-    static let english = [englishOperations, englishPush, englishGateForm].reduce(englishApps) { all, part in
+    static let english = [englishOperations, englishPush, englishGateForm, englishRows].reduce(englishApps) { all, part in
         all.merging(part) { _, _ in preconditionFailure("a console word has two English texts") }
     }
-    static let japanese = [japaneseOperations, japanesePush, japaneseGateForm].reduce(japaneseApps) { all, part in
+    static let japanese = [japaneseOperations, japanesePush, japaneseGateForm, japaneseRows].reduce(japaneseApps) { all, part in
         all.merging(part) { _, _ in preconditionFailure("a console word has two Japanese texts") }
     }
 
@@ -124,6 +129,7 @@ struct ConsoleText: Sendable {
         .signedOut: "You are signed out.",
         .sessionEnded: "Your console session has ended. Sign in again.",
         .badToken: "That admin token is not valid or has been revoked.",
+        .signInLocked: "Too many failed sign-ins from this address. Wait a little, then try again with a valid token.",
         .badOrigin: "This form must be sent from the console's own pages.",
         .badCSRF: "This form is out of date or was not sent from the console. Reload the page and try again.",
         .language: "Language",
@@ -256,6 +262,7 @@ struct ConsoleText: Sendable {
         .signedOut: "サインアウトしました。",
         .sessionEnded: "コンソールのセッションが終了しました。もう一度サインインしてください。",
         .badToken: "この管理トークンは無効か、失効しています。",
+        .signInLocked: "このアドレスからのサインインの失敗が多すぎます。しばらく待ってから、有効なトークンでもう一度お試しください。",
         .badOrigin: "このフォームはコンソールのページから送信してください。",
         .badCSRF: "このフォームは古いか、コンソールから送信されたものではありません。ページを再読み込みしてやり直してください。",
         .language: "言語",

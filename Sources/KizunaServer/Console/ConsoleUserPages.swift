@@ -51,9 +51,10 @@ enum ConsoleUserPages {
         return ConsolePages.page(frame, title: text[.usersTitle], notice: notice, body: body)
     }
 
-    /// One account: its facts, devices and groups, and what can be done to it.
+    /// One account: its facts, sessions, devices and groups, and what can be done to it.
     static func detail(
-        _ frame: ConsolePages.Frame, user: UserRecord, groups: [String], problems: [Problem], typedGroup: String, notice: String?
+        _ frame: ConsolePages.Frame, user: UserRecord, sessions: [SessionInfo], groups: [String], problems: [Problem], typedGroup: String,
+        notice: String?
     ) -> String {
         let text = frame.text
         let path = ConsoleController.consoleUserPath(user.id)
@@ -110,6 +111,9 @@ enum ConsoleUserPages {
             \(ConsolePages.summary(text, problems))
             <table class="facts">\(facts)</table>
             \(statusForm)
+            <h2 id="sessions">\(escape(text[.userSessionsTitle]))</h2>
+            <p class="hint">\(escape(text[.userSessionsHint]))</p>
+            \(sessionTable(text, sessions, path: path, csrf: csrf))
             <h2>\(escape(text[.devicesTitle]))</h2>
             \(devices)
             <h2 id="groups">\(escape(text[.groupsTitle]))</h2>
@@ -128,6 +132,33 @@ enum ConsoleUserPages {
             <p><a href="\(path)/delete">\(escape(text[.deleteUserTitle]))</a> · <a href="/console/users">\(escape(text[.usersTitle]))</a></p>
             """
         return ConsolePages.page(frame, title: user.identifier, notice: notice, body: body)
+    }
+
+    /// The account's sessions, newest first, each with a button that signs it out.
+    private static func sessionTable(_ text: ConsoleText, _ sessions: [SessionInfo], path: String, csrf: String) -> String {
+        guard !sessions.isEmpty else { return #"<p>\#(escape(text[.noUserSessions]))</p>"# }
+        let rows = sessions.map { session in
+            let kind = text[session.kind == .app ? .appSessionKind : .webSessionKind]
+            let place = [session.appId, session.name].compactMap { $0 }.joined(separator: " · ")
+            return """
+                <tr><td>\(escape(kind))</td><td class="mono">\(escape(session.appId ?? ""))</td><td>\(escape(session.name ?? ""))</td><td>\(ConsoleAppPages.time(session.createdAt))</td>\
+                <td>\(ConsoleAppPages.time(session.lastUsedAt))</td><td>\(ConsoleAppPages.time(session.expiresAt))</td>\
+                <td><form method="post" action="\(path)/sessions/\(ConsoleController.escapedSegment(session.id))/end">\(csrf)\
+                <button type="submit" class="secondary" aria-label="\(escape(text[.endSessionButton])): \(escape(kind)) \(escape(place))">\
+                \(escape(text[.endSessionButton]))</button></form></td></tr>
+                """
+        }.joined(separator: "\n")
+        return """
+            <table aria-labelledby="sessions">
+            <thead><tr><th scope="col">\(escape(text[.kindColumn]))</th><th scope="col">\(escape(text[.appID]))</th>\
+            <th scope="col">\(escape(text[.deviceNameColumn]))</th>\
+            <th scope="col">\(escape(text[.createdColumn]))</th><th scope="col">\(escape(text[.lastUsedColumn]))</th>\
+            <th scope="col">\(escape(text[.expiresColumn]))</th><th scope="col">\(escape(text[.actions]))</th></tr></thead>
+            <tbody>
+            \(rows)
+            </tbody>
+            </table>
+            """
     }
 
     /// The reset link, shown once: the operator hands it to the account's owner.

@@ -2,8 +2,10 @@ import Foundation
 import KizunaCore
 
 /// The update gate's policy as a form: versions, blocked versions and ranges (a line each), maintenance with its window
-/// and testers, the OS requirement with its deadline and windows, OS advisories, and each prompt's link and texts per
+/// and testers, the OS requirement with its deadline and weekly windows (a row each: days, times, time zone), OS
+/// advisories (a row each: versions, platforms, action, link and texts), and each prompt's link and texts per
 /// language. Read back into the policy JSON `gate:publish` takes; the admin API's JSON paths are mapped to the fields.
+/// Windows or advisories the rows cannot show (a link of `null`, say) keep their JSON.
 struct GatePolicyForm {
     /// Every field's text, by the form's field name.
     var fields: [String: String]
@@ -20,7 +22,8 @@ struct GatePolicyForm {
         func string(_ value: JSONValue?) -> String { value.map { $0.stringValue ?? json($0) } ?? "" }
         for key in ["minimumVersion", "recommendedVersion", "defaultLanguage"] { fields[key] = string(policy[key]) }
         fields["nagIntervalSeconds"] = policy["nagIntervalSeconds"].map { json($0) } ?? ""
-        fields["blockedVersions"] = (policy["blockedVersions"]?.arrayValue ?? []).map { string($0) }.joined(separator: "\n")
+        fields["blockedVersions"] = (policy["blockedVersions"]?.arrayValue ?? []).map { ConsoleFormText.comparison($0) ?? string($0) }
+            .joined(separator: "\n")
         let maintenance = policy["maintenance"]?.objectValue ?? [:]
         fields["maintenanceActive"] = maintenance["active"] == .bool(true) ? "on" : ""
         let window = maintenance["window"]?.objectValue ?? [:]
@@ -29,15 +32,29 @@ struct GatePolicyForm {
         fields["maintenanceTesters"] = (maintenance["allowInstallIds"]?.arrayValue ?? []).map { string($0) }.joined(separator: "\n")
         let os = policy["minimumOSVersion"]?.objectValue ?? [:]
         (fields["osVersion"], fields["osDeadline"], fields["osTimeZone"]) = (string(os["version"]), string(os["deadline"]), string(os["timeZone"]))
-        fields["osWindows"] = json(os["windows"])
-        fields["osAdvisories"] = json(policy["osAdvisories"])
+        let windows = os["windows"]?.arrayValue ?? []
+        if let rows = Self.windowRows(windows) {
+            for (j, row) in (rows + [[:]]).enumerated() {
+                fields["osw\(j)-from"] = ""  // every row has a from, so a spare one is shown too
+                for (key, value) in row { fields["osw\(j)-\(key)"] = value }
+            }
+        } else {
+            fields["osWindows"] = json(os["windows"])
+        }
+        let advisories = policy["osAdvisories"]?.arrayValue ?? []
+        if let rows = Self.advisoryRows(advisories) {
+            for (j, row) in (rows + [[:]]).enumerated() {
+                fields["osa\(j)-versions"] = ""
+                for (key, value) in row { fields["osa\(j)-\(key)"] = value }
+            }
+        } else {
+            fields["osAdvisories"] = json(policy["osAdvisories"])
+        }
         let notices = policy["notices"]?.objectValue ?? [:]
         for kind in Self.noticeKinds {
             let notice = notices[kind]?.objectValue ?? [:]
             fields["notice-\(kind)-url"] = string(notice["url"])
-            fields["notice-\(kind)-texts"] = (notice["texts"]?.objectValue ?? [:]).sorted { $0.key < $1.key }.map { language, text in
-                "\(language) | \(string(text["title"])) | \(string(text["message"]))"
-            }.joined(separator: "\n")
+            fields["notice-\(kind)-texts"] = Self.textLines(notice["texts"])
         }
         self.fields = fields
         message = ""
@@ -56,7 +73,6 @@ struct GatePolicyForm {
     /// left out of the policy.
     func policy(_ text: ConsoleText) -> (JSONValue?, [ConsolePages.Problem]) {
         var problems: [ConsolePages.Problem] = []
-        func trimmed(_ name: String) -> String { self[name].trimmingCharacters(in: .whitespacesAndNewlines) }
         func lines(_ name: String) -> [String] {
             self[name].split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
@@ -75,9 +91,14 @@ struct GatePolicyForm {
                 problems.append(.init(field: "nagIntervalSeconds", message: "\(Self.label("nagIntervalSeconds", text)): \(text[.notWholeNumber])"))
             }
         }
-        // A line is a version, or a range as JSON ({">=": "3.11.0", "<": "3.11.3"}).
+        // A line is a version, a range (>= 3.11.0 < 3.11.3), or a range as JSON ({">=": "3.11.0", "<": "3.11.3"}).
         let blocked: [JSONValue] = lines("blockedVersions").map { line in
-            line.hasPrefix("{") ? (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))) ?? .string(line) : .string(line)
+            if line.hasPrefix("{") { return (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))) ?? .string(line) }
+            if line.contains(where: { "<>=!".contains($0) }) {
+                if let range = ConsoleFormText.comparison(line) { return range }
+                problems.append(.init(field: "blockedVersions", message: "\(Self.label("blockedVersions", text)): \(text[.comparisonHint]) \(line)"))
+            }
+            return .string(line)
         }
         if !blocked.isEmpty { policy["blockedVersions"] = .array(blocked) }
         var maintenance: [String: JSONValue] = [:]
@@ -94,23 +115,22 @@ struct GatePolicyForm {
         for (key, field) in [("version", "osVersion"), ("deadline", "osDeadline"), ("timeZone", "osTimeZone")] where !trimmed(field).isEmpty {
             os[key] = .string(trimmed(field))
         }
-        if let windows = json("osWindows") { os["windows"] = windows }
+        if fields["osWindows"] != nil {
+            if let windows = json("osWindows") { os["windows"] = windows }
+        } else if !windowRowsFilled.isEmpty {
+            os["windows"] = .array(windowRowsFilled.map { self.window($0) })
+        }
         if !os.isEmpty { policy["minimumOSVersion"] = .object(os) }
-        if let advisories = json("osAdvisories") { policy["osAdvisories"] = advisories }
+        if fields["osAdvisories"] != nil {
+            if let advisories = json("osAdvisories") { policy["osAdvisories"] = advisories }
+        } else if !advisoryRowsFilled.isEmpty {
+            policy["osAdvisories"] = .array(advisoryRowsFilled.map { advisory($0, text, &problems) })
+        }
         var notices: [String: JSONValue] = [:]
         for kind in Self.noticeKinds {
             var notice: [String: JSONValue] = [:]
             if !trimmed("notice-\(kind)-url").isEmpty { notice["url"] = .string(trimmed("notice-\(kind)-url")) }
-            var texts: [String: JSONValue] = [:]
-            for line in lines("notice-\(kind)-texts") {
-                let parts = line.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard parts.count == 3, !parts[0].isEmpty else {
-                    problems.append(.init(field: "notice-\(kind)-texts", message: "\(kind): \(text[.noticeLineHint]) \(line)"))
-                    continue
-                }
-                texts[parts[0]] = .object(["title": .string(parts[1]), "message": .string(parts[2])])
-            }
-            if !texts.isEmpty { notice["texts"] = .object(texts) }
+            if let texts = texts("notice-\(kind)-texts", label: kind, text, &problems) { notice["texts"] = texts }
             if !notice.isEmpty { notices[kind] = .object(notice) }
         }
         if !notices.isEmpty { policy["notices"] = .object(notices) }
@@ -118,13 +138,23 @@ struct GatePolicyForm {
     }
 
     /// The field an admin API error's JSON path names (`$.document.maintenance.window.until` is `maintenanceUntil`).
-    static func field(ofPath path: String) -> String? {
+    func field(ofPath path: String) -> String? {
         var rest = path
         for prefix in ["$.document.", "$."] where rest.hasPrefix(prefix) { rest.removeFirst(prefix.count) }
         let parts = rest.split(whereSeparator: { $0 == "." || $0 == "[" }).map(String.init)
         guard let head = parts.first else { return nil }
         switch head {
-        case "minimumVersion", "recommendedVersion", "defaultLanguage", "nagIntervalSeconds", "blockedVersions", "osAdvisories": return head
+        case "minimumVersion", "recommendedVersion", "defaultLanguage", "nagIntervalSeconds", "blockedVersions": return head
+        case "osAdvisories":
+            // `osAdvisories[k].notice.texts…` names the k-th filled row's texts.
+            guard fields["osAdvisories"] == nil, parts.count > 1, let k = Int(parts[1].dropLast()), advisoryRowsFilled.indices.contains(k) else {
+                return fields["osAdvisories"] == nil ? advisoryRowsFilled.first.map { "osa\($0)-versions" } : head
+            }
+            let cell = parts.count > 2 ? parts[2] : "osVersion"
+            let suffix =
+                cell == "notice"
+                ? (parts.count > 3 && parts[3] == "url" ? "url" : "texts") : ["platforms": "platforms", "action": "action"][cell] ?? "versions"
+            return "osa\(advisoryRowsFilled[k])-\(suffix)"
         case "maintenance":
             guard parts.count > 1 else { return "maintenanceActive" }
             if parts[1] == "allowInstallIds" { return "maintenanceTesters" }
@@ -134,10 +164,16 @@ struct GatePolicyForm {
             }
             return "maintenanceActive"
         case "minimumOSVersion":
+            if parts.count > 2, parts[1] == "windows", fields["osWindows"] == nil, let k = Int(parts[2].dropLast()),
+                windowRowsFilled.indices.contains(k)
+            {
+                let cell = parts.count > 3 ? parts[3] : "days"
+                return "osw\(windowRowsFilled[k])-\(["from": "from", "until": "until", "timeZone": "timeZone"][cell] ?? "days")"
+            }
             let map = ["deadline": "osDeadline", "timeZone": "osTimeZone", "windows": "osWindows"]
             return parts.count > 1 ? map[parts[1]] ?? "osVersion" : "osVersion"
         case "notices":
-            guard parts.count > 1, noticeKinds.contains(parts[1]) else { return nil }
+            guard parts.count > 1, Self.noticeKinds.contains(parts[1]) else { return nil }
             return parts.count > 2 && parts[2] == "url" ? "notice-\(parts[1])-url" : "notice-\(parts[1])-texts"
         default: return nil
         }
@@ -153,6 +189,7 @@ struct GatePolicyForm {
             "osWindows": .osWindowsLabel, "osAdvisories": .osAdvisoriesLabel,
         ]
         if let word = words[name] { return text[word] }
+        if let row = rowLabel(name, text) { return row }
         if name.hasPrefix("notice-") { return name.hasSuffix("-url") ? text[.noticeURLLabel] : text[.noticeTextsLabel] }
         return name
     }

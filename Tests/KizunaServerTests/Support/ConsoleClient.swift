@@ -54,6 +54,48 @@ struct ConsoleClient {
         return String(html[field.upperBound...].prefix { $0 != "\"" })
     }
 
+    /// The fields the form posting to `action` on `html` sends, as a browser would: every named input (a checkbox
+    /// or radio only when checked), text area and select (its selected option, else its first).
+    static func fields(of html: String, action: String) throws -> [String: String] {
+        let start = try #require(html.range(of: #"<form method="post" action="\#(action)""#), "no form posting to \(action)")
+        let end = try #require(html.range(of: "</form>", range: start.upperBound..<html.endIndex))
+        let form = String(html[start.upperBound..<end.lowerBound])
+        func attribute(_ name: String, in tag: Substring) -> String? {
+            guard let found = tag.range(of: #" \#(name)=""#) else { return nil }
+            return unescape(String(tag[found.upperBound...].prefix { $0 != "\"" }))
+        }
+        var fields: [String: String] = [:]
+        var rest = Substring(form)
+        while let open = rest.range(of: "<") {
+            rest = rest[open.upperBound...]
+            let tag = rest.prefix { $0 != ">" }
+            let kind = tag.prefix { $0.isLetter }
+            guard ["input", "textarea", "select"].contains(kind), let name = attribute("name", in: tag) else { continue }
+            switch kind {
+            case "input":
+                let type = attribute("type", in: tag) ?? "text"
+                if ["checkbox", "radio"].contains(type), !tag.contains(" checked") { continue }
+                fields[name] = attribute("value", in: tag) ?? (type == "checkbox" ? "on" : "")
+            case "textarea":
+                let body = rest.dropFirst(tag.count + 1)
+                fields[name] = unescape(String(body[..<(body.range(of: "</textarea>")?.lowerBound ?? body.endIndex)]))
+            default:
+                let body = rest.dropFirst(tag.count + 1)
+                let options = body[..<(body.range(of: "</select>")?.lowerBound ?? body.endIndex)].components(separatedBy: "<option").dropFirst()
+                let chosen = options.first { $0.prefix { $0 != ">" }.contains(" selected") } ?? options.first ?? ""
+                let head = Substring(chosen.prefix { $0 != ">" })
+                fields[name] = attribute("value", in: head) ?? unescape(String(chosen.drop { $0 != ">" }.dropFirst().prefix { $0 != "<" }))
+            }
+        }
+        return fields
+    }
+
+    static func unescape(_ text: String) -> String {
+        [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&amp;", "&")].reduce(text) {
+            $0.replacingOccurrences(of: $1.0, with: $1.1)
+        }
+    }
+
     private var cookies: HTTPFields {
         let all = [cookie, language.map { "\(ConsoleController.languageCookie)=\($0)" }].compactMap { $0 }
         return all.isEmpty ? [:] : [.cookie: all.joined(separator: "; ")]

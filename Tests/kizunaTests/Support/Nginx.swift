@@ -19,9 +19,10 @@ enum Nginx {
         let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-nginx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: prefix, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: prefix) }
-        // Below Linux's ephemeral range, like TCPProxy's ports; another taken port is tried when nginx cannot bind.
+        // Below Linux's ephemeral range and apart from TCPProxy's ports (a cut proxy must get its port back); another
+        // port is tried when nginx cannot bind.
         for _ in 0..<20 {
-            let port = Int.random(in: 20_000..<32_000)
+            let port = Int.random(in: 12_000..<20_000)
             let config = prefix.appendingPathComponent("nginx.conf")
             try Self.config(root: root, prefix: prefix, port: port, locations: tls.map { "\($0) \(locations)" } ?? locations, ssl: tls != nil).write(
                 to: config, atomically: true, encoding: .utf8)
