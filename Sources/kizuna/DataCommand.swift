@@ -61,7 +61,7 @@ struct DataCommand: AsyncParsableCommand {
         private func variableValues() throws -> [String: JSONValue]? {
             guard let variables else { return nil }
             let text = try variables.hasPrefix("@") ? readText(String(variables.dropFirst())) : variables
-            guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+            guard let value = try? JSONValue(parsing: text) else {
                 throw ValidationError("--variables is not JSON: give an object such as '{\"limit\": 20}', or @FILE.")
             }
             guard case .object(let members) = value else {

@@ -183,12 +183,11 @@ struct RollbackDocument<Kind: DocumentCommandKind>: AsyncParsableCommand {
 
 /// Reads a JSON document from a file or standard input, naming the file when it is not JSON.
 func readDocument(_ path: String) throws -> JSONValue {
+    let text = try readText(path)
     do {
-        return try JSONDecoder().decode(JSONValue.self, from: Data(try readText(path).utf8))
-    } catch let error as ValidationError {
-        throw error
-    } catch {
-        throw ValidationError("\(path == "-" ? "Standard input" : path) is not JSON: \(error)")
+        return try JSONValue(parsing: text)
+    } catch let error as JSONValue.ParseError {
+        throw ValidationError("\(path == "-" ? "Standard input" : path) is not JSON: \(error.description(in: text))")
     }
 }
 

@@ -129,7 +129,7 @@ struct PushCommand: AsyncParsableCommand {
 
         private static func json(_ text: String, _ flag: String) throws -> JSONValue {
             do {
-                return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+                return try JSONValue(parsing: text)
             } catch {
                 throw ValidationError("\(flag) is not JSON: \(text)")
             }

@@ -122,7 +122,7 @@ struct LiveQueryTests {
                 await Self.settle(app)
 
                 // The app is relaunched with no network: the query answers from the device at once.
-                await proxy.cut()
+                await proxy.switchTo(.refuse)  // no network, on a port nobody else can take meanwhile
                 let again = try Self.relaunch(app, through: proxy, directory: directory)
                 try await Self.offline(again, room: room, phone: phone, proxy: proxy)
                 await Self.settle(again)
@@ -151,7 +151,7 @@ struct LiveQueryTests {
 
         // The network is back: the send goes, and the cache catches up with what it missed. The server stamps
         // `createdAt` when a message arrives, so "two", sent after "three" was posted, now sorts after it.
-        try await proxy.restore()
+        await proxy.switchTo(.forward)
         try await app.data.outbox.sendNow()
         let caughtUp = try await Self.next(&answers, until: Self.settled(3))
         #expect(caughtUp.map(\.value.text) == ["one", "three", "two"])

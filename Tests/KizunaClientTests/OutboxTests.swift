@@ -93,7 +93,7 @@ struct OutboxTests {
             defer { watching.cancel() }
             for await state in await watcher.data.connectionStates() where state == .connected { break }
 
-            await proxy.cut()
+            await proxy.switchTo(.refuse)  // offline, on a port nobody else can take meanwhile
             var queued: [OutboxItem] = []
             for text in ["one", "two", "three", "four", "five"] {
                 let mutation = OutboxMutation.create(
@@ -106,7 +106,7 @@ struct OutboxTests {
             #expect(waiting.map(\.id) == queued.map(\.id))
             #expect(waiting.dropFirst().allSatisfy { $0.attempts == 0 && $0.state == .pending })
 
-            try await proxy.restore()
+            await proxy.switchTo(.forward)
             try await app.data.outbox.sendNow()
             let states = await Self.states(of: queued[4].id, in: app)
             guard case .sent(let record)? = states.last else {
@@ -166,11 +166,11 @@ struct OutboxTests {
             let mio = try #require(await app.auth.account?.id)
             // Queued offline, tried once; the backoff is long, so nothing but the calls below sends it.
             await app.data.outbox.setBackoff(GraphQLWSReconnectBackoff(base: .seconds(3600), maximum: .seconds(3600)))
-            await proxy.cut()
+            await proxy.switchTo(.refuse)  // offline, on a port nobody else can take meanwhile
             let item = try await app.data.outbox.send(
                 .create("Message", ["roomId": .string(room), "text": "mine"], parent: "Room:\(room)", selection: "id owner"))
             _ = try await Self.items(of: app) { $0.first?.attempts == 1 && $0.first?.state == .pending }
-            try await proxy.restore()
+            await proxy.switchTo(.forward)
 
             // Sora on the same device: Mio's message is not Sora's to send (Sora is not even in the room).
             try await app.auth.signOut()

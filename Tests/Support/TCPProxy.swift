@@ -5,7 +5,9 @@ import Synchronization
 
 /// A TCP forwarder on a loopback port, for taking a real peer away from a running program and giving it back:
 /// ``cut()`` closes the listener and every forwarded connection (a server sees its store vanish, as when PostgreSQL
-/// stops; a client sees no server); ``restore(_:)`` listens on the same port again, forwarding as ``Mode`` says.
+/// stops; a client sees no server); ``restore(_:)`` listens on the same port again, forwarding as ``Mode`` says. A cut
+/// gives the port up, and under load a restore has found it taken (`EADDRINUSE`, twice in CI for the SDK's offline
+/// tests): to take a peer away and give it back, `switchTo(.refuse)` and `switchTo(.forward)` keep the port.
 /// ``switchTo(_:port:)`` changes what it does, and where it forwards, without giving up its port: a client that keeps
 /// reconnecting to the proxy reaches nothing else while the server behind it restarts.
 public final class TCPProxy: Sendable {

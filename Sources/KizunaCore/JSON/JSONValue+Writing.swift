@@ -10,6 +10,49 @@ extension JSONValue {
         return bytes
     }
 
+    /// The value as UTF-8 JSON text for a person to read, as `JSONEncoder`'s `prettyPrinted` writes it: two spaces a
+    /// level, `"key" : value`, keys sorted, an empty array or object over an empty line.
+    public var prettyJSONBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(512)
+        writePretty(into: &bytes, indent: 0)
+        return bytes
+    }
+
+    private func writePretty(into bytes: inout [UInt8], indent: Int) {
+        switch self {
+        case .array([]), .object([:]):
+            let isArray = self == .array([])
+            bytes += [isArray ? UInt8(ascii: "[") : UInt8(ascii: "{"), 0x0A, 0x0A]
+            bytes += repeatElement(UInt8(ascii: " "), count: indent)
+            bytes.append(isArray ? UInt8(ascii: "]") : UInt8(ascii: "}"))
+        case .array(let elements):
+            bytes += [UInt8(ascii: "["), 0x0A]
+            for (position, element) in elements.enumerated() {
+                if position > 0 { bytes += [UInt8(ascii: ","), 0x0A] }
+                bytes += repeatElement(UInt8(ascii: " "), count: indent + 2)
+                element.writePretty(into: &bytes, indent: indent + 2)
+            }
+            bytes.append(0x0A)
+            bytes += repeatElement(UInt8(ascii: " "), count: indent)
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members):
+            bytes += [UInt8(ascii: "{"), 0x0A]
+            for (position, key) in members.keys.sorted().enumerated() {
+                if position > 0 { bytes += [UInt8(ascii: ","), 0x0A] }
+                bytes += repeatElement(UInt8(ascii: " "), count: indent + 2)
+                Self.write(key, into: &bytes)
+                bytes += [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")]
+                members[key, default: .null].writePretty(into: &bytes, indent: indent + 2)
+            }
+            bytes.append(0x0A)
+            bytes += repeatElement(UInt8(ascii: " "), count: indent)
+            bytes.append(UInt8(ascii: "}"))
+        default:
+            write(into: &bytes)
+        }
+    }
+
     private func write(into bytes: inout [UInt8]) {
         switch self {
         case .null: bytes += Self.nullText

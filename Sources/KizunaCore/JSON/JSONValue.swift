@@ -7,21 +7,40 @@ public enum JSONValue: Sendable, Hashable, Codable {
     case object([String: JSONValue])
     case null
 
+    /// Asks for an object first, then an array, then a string, a number, a Boolean: every type a decoder is asked for
+    /// and does not find costs it an error to build, and documents are mostly objects and strings. (Text the server
+    /// holds itself is read with ``init(parsing:)-(Data)``, which walks the bytes once.)
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
+        if let object = try? decoder.container(keyedBy: MemberName.self) {
+            var members: [String: JSONValue] = [:]
+            members.reserveCapacity(object.allKeys.count)
+            for key in object.allKeys { members[key.stringValue] = try object.decode(JSONValue.self, forKey: key) }
+            self = .object(members)
+        } else if var list = try? decoder.unkeyedContainer() {
+            var elements: [JSONValue] = []
+            if let count = list.count { elements.reserveCapacity(count) }
+            while !list.isAtEnd { elements.append(try list.decode(JSONValue.self)) }
+            self = .array(elements)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() {
+                self = .null
+            } else if let value = try? container.decode(String.self) {
+                self = .string(value)
+            } else if let value = try? container.decode(Double.self) {
+                self = .number(value)
+            } else {
+                self = .bool(try container.decode(Bool.self))
+            }
         }
+    }
+
+    /// An object member's name, whatever it is.
+    private struct MemberName: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 
     public func encode(to encoder: any Encoder) throws {

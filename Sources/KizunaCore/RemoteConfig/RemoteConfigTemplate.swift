@@ -44,7 +44,7 @@ public struct RemoteConfigTemplate: Sendable {
                 default: throw KizunaError(.validationFailed, "'\(text)' is not true or false")
                 }
             case .json:
-                guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+                guard let json = try? JSONValue(parsing: text) else {
                     let shown = text.count > 60 ? text.prefix(60) + "…" : Substring(text)
                     throw KizunaError(.validationFailed, "'\(shown)' is not JSON")
                 }

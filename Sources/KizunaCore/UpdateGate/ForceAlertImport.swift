@@ -63,7 +63,7 @@ package struct ForceAlertImport: Sendable {
                 field: "parameters.\(key).conditionalValues")
         }
         guard let text = found["defaultValue"]?["value"]?.stringValue,
-            let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            let value = try? JSONValue(parsing: text)
         else {
             throw KizunaError(.validationFailed, "The default value of '\(key)' is not JSON text.", field: "parameters.\(key).defaultValue.value")
         }

@@ -112,7 +112,7 @@ struct ConfigTemplateForm {
                 }
                 if row.filledRules.isEmpty { problems.append(.init(field: "c\(i)-r0-value", message: "\(name): \(text[.conditionNeedsRule])")) }
                 condition["when"] = ConditionRule.when(rules)
-            } else if let when = try? JSONDecoder().decode(JSONValue.self, from: Data(row.when.utf8)) {
+            } else if let when = try? JSONValue(parsing: row.when) {
                 condition["when"] = when
             } else {
                 problems.append(.init(field: "c\(i)-when", message: "\(name): \(text[.conditionWhen]): \(text[.notJSONGeneric])"))

@@ -214,9 +214,7 @@ enum ConsoleConfigPages {
 
     /// `value` as JSON text with sorted keys, indented when `pretty`.
     static func text(of value: JSONValue, pretty: Bool) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        String(decoding: pretty ? value.prettyJSONBytes : value.jsonBytes, as: UTF8.self)
     }
 
     private static func escape(_ text: String) -> String {

@@ -66,10 +66,10 @@ extension ConsoleController {
         var draft = ConsoleConfigPages.Draft(text: form.document ?? "", message: form.message ?? "", base: base)
         let document: JSONValue
         do {
-            document = try JSONDecoder().decode(JSONValue.self, from: Data(draft.text.utf8))
+            document = try JSONValue(parsing: draft.text)
         } catch {
             let live = try await liveDocument(kind, app, session, context)
-            let problems = [ConsolePages.Problem(field: "document", message: "\(text[.notJSON]): \(Self.describe(error))")]
+            let problems = [ConsolePages.Problem(field: "document", message: "\(text[.notJSON]): \(Self.describe(error, in: draft.text))")]
             return try await documentPage(
                 request, context, session, kind: kind, app: app, live: live, draft: draft, problems: problems, status: .badRequest)
         }
@@ -157,9 +157,7 @@ extension ConsoleController {
     }
 
     /// A JSON parse error in words, with where it is when Foundation says.
-    private static func describe(_ error: any Error) -> String {
-        guard case DecodingError.dataCorrupted(let context) = error else { return "\(error)" }
-        let underlying = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
-        return underlying ?? context.debugDescription
+    private static func describe(_ error: any Error, in text: String) -> String {
+        (error as? JSONValue.ParseError)?.description(in: text) ?? "\(error)"
     }
 }

@@ -32,7 +32,7 @@ extension ConsoleController {
     ) async throws -> Response {
         let served = try await api.call(.get, "/.well-known/apple-app-site-association", as: session.token, context: context)
         let file = served.isSuccess ? String(buffer: served.body) : ""
-        let pretty = (try? JSONDecoder().decode(JSONValue.self, from: Data(file.utf8))).map { ConsoleConfigPages.text(of: $0, pretty: true) } ?? file
+        let pretty = (try? JSONValue(parsing: file)).map { ConsoleConfigPages.text(of: $0, pretty: true) } ?? file
         let page = ConsoleDomainPages.page(
             Self.frame(request, session, section: .apps), app: app, draft: draft, problems: problems, servedFile: pretty,
             servedBytes: served.body.readableBytes, notice: notice)
@@ -45,7 +45,7 @@ extension ConsoleController {
         if let refusal = refusal(request, context, session, csrf: form.csrf) { return refusal }
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         let draft = form.settings ?? ""
-        guard let settings = try? JSONDecoder().decode(JSONValue.self, from: Data(draft.utf8)) else {
+        guard let settings = try? JSONValue(parsing: draft) else {
             let problems = [ConsolePages.Problem(field: "settings", message: Self.text(request)[.notJSONGeneric])]
             return try await domainsPage(request, context, session, app: app, draft: draft, problems: problems, status: .badRequest)
         }

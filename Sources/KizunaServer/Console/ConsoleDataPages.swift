@@ -96,7 +96,7 @@ enum ConsoleDataPages {
         if trimmed.isEmpty, !field.isRequired || field.isList { return field.isRequired ? .array([]) : .null }
         if field.isList || field.type == .scalar(.json) {
             do {
-                return try JSONDecoder().decode(JSONValue.self, from: Data(trimmed.utf8))
+                return try JSONValue(parsing: trimmed)
             } catch {
                 throw KizunaError(.badRequest, "is not JSON")
             }

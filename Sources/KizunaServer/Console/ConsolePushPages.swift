@@ -41,7 +41,7 @@ enum ConsolePushPages {
         case "all": target = .all
         case "user" where !value.isEmpty: target = .users([value])
         case "condition" where !value.isEmpty:
-            if let condition = try? JSONDecoder().decode(JSONValue.self, from: Data(value.utf8)) {
+            if let condition = try? JSONValue(parsing: value) {
                 target = .condition(condition)
             } else {
                 problems.append(Problem(field: "target", message: "\(text[.targetLabel]): \(text[.notJSONGeneric])"))

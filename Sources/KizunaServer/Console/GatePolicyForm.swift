@@ -78,7 +78,7 @@ struct GatePolicyForm {
         }
         func json(_ name: String) -> JSONValue? {
             guard !trimmed(name).isEmpty else { return nil }
-            if let value = try? JSONDecoder().decode(JSONValue.self, from: Data(trimmed(name).utf8)) { return value }
+            if let value = try? JSONValue(parsing: trimmed(name)) { return value }
             problems.append(.init(field: name, message: "\(GatePolicyForm.label(name, text)): \(text[.notJSONGeneric])"))
             return nil
         }
@@ -93,7 +93,7 @@ struct GatePolicyForm {
         }
         // A line is a version, a range (>= 3.11.0 < 3.11.3), or a range as JSON ({">=": "3.11.0", "<": "3.11.3"}).
         let blocked: [JSONValue] = lines("blockedVersions").map { line in
-            if line.hasPrefix("{") { return (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))) ?? .string(line) }
+            if line.hasPrefix("{") { return (try? JSONValue(parsing: line)) ?? .string(line) }
             if line.contains(where: { "<>=!".contains($0) }) {
                 if let range = ConsoleFormText.comparison(line) { return range }
                 problems.append(.init(field: "blockedVersions", message: "\(Self.label("blockedVersions", text)): \(text[.comparisonHint]) \(line)"))

@@ -82,6 +82,6 @@ extension DataAuthorization {
         guard try !row.decodeNil(column: column) else { return .null }
         let text = try row.decode(column: column, as: String.self)
         guard isList else { return .string(text) }
-        return (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .null
+        return (try? JSONValue(parsing: text)) ?? .null
     }
 }

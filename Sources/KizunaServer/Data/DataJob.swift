@@ -87,7 +87,7 @@ extension DataJob.Work {
 
     /// The work a `kind` row's `payload` describes, or `nil` when it does not read (a newer Kizuna wrote it).
     init?(kind: String, payload: String) {
-        guard let object = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8)) else { return nil }
+        guard let object = try? JSONValue(parsing: payload) else { return nil }
         switch kind {
         case "index":
             guard let index = object["index"]?.stringValue, let name = object["name"]?.stringValue,

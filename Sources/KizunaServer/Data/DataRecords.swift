@@ -102,7 +102,7 @@ enum DataRecords {
     private static func value(of field: DataField, in row: any SQLRow) throws -> any Sendable {
         if field.isList {
             let text = try row.decode(column: field.name, as: String.self)
-            let list = (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)))?.arrayValue ?? []
+            let list = (try? JSONValue(parsing: text))?.arrayValue ?? []
             return list.map { element -> any Sendable in
                 if case .scalar(.dateTime) = field.type, case .number(let millis) = element { return StoredValue.isoText(Int64(millis)) }
                 return map(element)
@@ -116,7 +116,7 @@ enum DataRecords {
         case .scalar(.dateTime): return StoredValue.isoText(try row.decode(column: field.name, as: Int64.self))
         case .scalar(.json):
             let text = try row.decode(column: field.name, as: String.self)
-            return map((try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .null)
+            return map((try? JSONValue(parsing: text)) ?? .null)
         }
     }
 

@@ -124,7 +124,7 @@ extension DataSchemaChecker {
         case .scalar(.dateTime):
             return isDateTime(text) ? .string(text) : nil
         case .scalar(.json):
-            return try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            return try? JSONValue(parsing: text)
         case .enumeration:
             return enumValues.contains(text) ? .string(text) : nil
         }

@@ -143,7 +143,7 @@ extension StoredValue {
         case .integer(let value): return .number(Double(value))
         case .real(let value): return .number(value)
         case .bool(let value): return .bool(value)
-        case .json(let text): return (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .null
+        case .json(let text): return (try? JSONValue(parsing: text)) ?? .null
         }
     }
 }

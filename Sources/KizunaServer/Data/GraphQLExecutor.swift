@@ -115,7 +115,7 @@ struct GraphQLExecutor: Sendable {
     /// - Parameter unexpected: Called with an error that is none of Kizuna's (a bug, a failed read), to log it; returns
     ///   the message shown in its place, with code `internal_error`.
     static func json(_ error: GraphQLError, unexpected: (any Error) -> String) throws -> JSONValue {
-        var object = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(error)).objectValue ?? [:]
+        var object = try JSONValue(parsing: try JSONEncoder().encode(error)).objectValue ?? [:]
         switch error.originalError {
         case let kizuna as KizunaError:
             object["message"] = .string(kizuna.message)
@@ -145,7 +145,7 @@ struct GraphQLExecutor: Sendable {
         var extensions: [String: JSONValue] = ["code": .string(error.code.rawValue)]
         if let field = error.field { extensions["field"] = .string(field) }
         if !error.details.isEmpty {
-            extensions["details"] = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(error.details))
+            extensions["details"] = try JSONValue(parsing: try JSONEncoder().encode(error.details))
         }
         return extensions
     }

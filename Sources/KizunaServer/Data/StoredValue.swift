@@ -79,7 +79,7 @@ package enum StoredValue: Sendable, Hashable {
         case .scalar(.json):
             // Amplify sends AWSJSON as a string holding JSON; any other value is taken as the document itself.
             if case .string(let text) = value {
-                guard let document = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else {
+                guard let document = try? JSONValue(parsing: text) else {
                     return .failure(Problem(message: "must be JSON (a string holding JSON, or the value itself)"))
                 }
                 return .success(.json(jsonText(document)))

@@ -66,7 +66,7 @@ struct SubscriptionMatcher: Sendable {
     /// model the live schema no longer has, or a payload without the record (written before changes carried it).
     func decode(_ change: ChangeRecord) -> Change? {
         guard change.kind == DataRuntime.changeKind, change.entityId == runtime.app, let text = change.payload,
-            let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)),
+            let payload = try? JSONValue(parsing: text),
             case .string(let name)? = payload["model"], let model = runtime.data.model(named: name),
             case .object(let record)? = payload["record"]
         else { return nil }

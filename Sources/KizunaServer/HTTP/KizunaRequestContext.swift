@@ -48,7 +48,7 @@ package struct JSONRequestDecoder: RequestDecoder {
             // Foundation reports a number that does not fit its field (1.5 or a 23-digit integer for a whole number)
             // as invalid JSON with no path; when the JSON is valid, find the numbers that can be the culprit.
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
-                let value = try? JSONDecoder().decode(JSONValue.self, from: data)
+                let value = try? JSONValue(parsing: data)
             {
                 let suspects = Self.unrepresentableNumbers(in: value)
                 if let first = suspects.first {

@@ -110,7 +110,7 @@ package struct DocumentSQLRepository: DocumentRepository {
         let body = try row.decode(column: "body", as: String.self)
         return PublishedDocument(
             version: try row.decode(column: "version", as: Int64.self),
-            document: try JSONDecoder().decode(JSONValue.self, from: Data(body.utf8)),
+            document: try JSONValue(parsing: body),
             author: try row.decode(column: "author", as: String.self),
             message: try row.decode(column: "message", as: String?.self),
             rollbackOf: try row.decode(column: "rollback_of", as: Int64?.self),

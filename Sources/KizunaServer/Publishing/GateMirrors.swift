@@ -166,7 +166,7 @@ private actor MirrorWriter {
     /// The version a mirror file holds, read without checking its signature (it is this server's own directory).
     static func version(of data: Data) -> Int64? {
         guard let envelope = try? JSONDecoder().decode(GateMirror.Envelope.self, from: data), let payload = base64URLDecoded(envelope.payload),
-            case .object(let content)? = try? JSONDecoder().decode(JSONValue.self, from: payload), let version = content["version"]?.numberValue
+            case .object(let content)? = try? JSONValue(parsing: payload), let version = content["version"]?.numberValue
         else { return nil }
         return Int64(version)
     }
