@@ -29,11 +29,14 @@ final class AdminAPI: Sendable {
 
         var isSuccess: Bool { status.kind == .successful }
 
-        /// The body decoded as `T`; a `JSONValue` (a GraphQL answer, a document) is read by ``JSONValue/init(parsing:)-(Data)``
-        /// rather than `JSONDecoder`.
+        /// The body decoded as `T`.
         func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
-            if T.self == JSONValue.self, let value = try JSONValue(parsing: Data(body.readableBytesView)) as? T { return value }
-            return try WireFormat.decoder().decode(T.self, from: Data(body.readableBytesView))
+            try WireFormat.decoder().decode(T.self, from: Data(body.readableBytesView))
+        }
+
+        /// The body as JSON (a GraphQL answer, a document), read from its bytes without `JSONDecoder`.
+        func json() throws -> JSONValue {
+            try JSONValue(parsing: Data(body.readableBytesView))
         }
 
         /// The error the body describes, for an answer that is not a success.

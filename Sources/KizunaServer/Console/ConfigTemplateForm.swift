@@ -33,7 +33,7 @@ struct ConfigTemplateForm {
     static let spareRows = 3
 
     /// The form filled from a published template, with the spare rows.
-    init(template document: JSONValue, base: Int64) {
+    init(document: JSONValue, base: Int64) {
         let object = document.objectValue ?? [:]
         parameters =
             (object["parameters"]?.objectValue ?? [:]).sorted { $0.key < $1.key }.map { name, value in
@@ -93,7 +93,7 @@ struct ConfigTemplateForm {
 
     /// The template the rows describe, or nil with the problems of the cells that do not read. A row without a name
     /// is left out; so is a row marked for removal.
-    func template(_ text: ConsoleText) -> (JSONValue?, [ConsolePages.Problem]) {
+    func document(_ text: ConsoleText) -> (JSONValue?, [ConsolePages.Problem]) {
         var problems: [ConsolePages.Problem] = []
         var conditionList: [JSONValue] = []
         for (i, row) in conditions.enumerated() {

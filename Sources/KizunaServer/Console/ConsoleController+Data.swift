@@ -123,7 +123,7 @@ extension ConsoleController {
             .post, "\(Self.appPath(app.id))/graphql", json: DataQueryRequest(query: document, variables: variables), as: session.token,
             context: context)
         if let error = answer.error { throw error }
-        return try answer.decode(JSONValue.self)
+        return try answer.json()
     }
 
     /// The answer's GraphQL errors, at the form field each names (`input.text` is `field-text`).

@@ -21,7 +21,7 @@ extension ConsoleController {
         guard let app = try await findApp(try context.parameters.require("app"), session, context) else { return notFound(request, session) }
         let answer = try await api.call(.get, "\(Self.appPath(app.id))/associated-domains", as: session.token, context: context)
         if let error = answer.error { throw error }
-        let settings = try answer.decode(JSONValue.self)
+        let settings = try answer.json()
         let notice = request.uri.queryParameters["notice"] == "saved" ? Self.text(request)[.saved] : nil
         return try await domainsPage(request, context, session, app: app, draft: ConsoleConfigPages.text(of: settings, pretty: true), notice: notice)
     }

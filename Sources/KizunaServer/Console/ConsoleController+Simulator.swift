@@ -53,7 +53,7 @@ extension ConsoleController {
         }
         let result =
             kind == .gate
-            ? ConsoleSimulatorPages.decision(frame.text, try answer.decode(JSONValue.self))
+            ? ConsoleSimulatorPages.decision(frame.text, try answer.json())
             : ConsoleSimulatorPages.results(frame.text, try answer.decode(ConfigSimulation.self))
         return Self.html(ConsoleSimulatorPages.page(frame, kind: kind, app: app, device: device, result: result))
     }

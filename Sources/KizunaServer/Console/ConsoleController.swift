@@ -43,8 +43,7 @@ struct ConsoleController: Sendable {
         addDataRoutes(to: root)
         addAPIKeyRoutes(to: root)
         addPushRoutes(to: root)
-        addConfigFormRoutes(to: root)
-        addGateFormRoutes(to: root)
+        addDocumentFormRoutes(to: root)
     }
 
     // MARK: Signing in and out

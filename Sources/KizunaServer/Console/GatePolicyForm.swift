@@ -15,7 +15,7 @@ struct GatePolicyForm {
     static let noticeKinds = GatePolicy.NoticeKind.allCases.map(\.rawValue)
 
     /// The form filled from a published policy.
-    init(policy document: JSONValue, base: Int64) {
+    init(document: JSONValue, base: Int64) {
         let policy = document.objectValue ?? [:]
         var fields: [String: String] = [:]
         func json(_ value: JSONValue?) -> String { value.map { ConsoleConfigPages.text(of: $0, pretty: false) } ?? "" }
@@ -71,7 +71,7 @@ struct GatePolicyForm {
 
     /// The policy the fields describe, or nil with the problems of the fields that do not read. Empty fields are
     /// left out of the policy.
-    func policy(_ text: ConsoleText) -> (JSONValue?, [ConsolePages.Problem]) {
+    func document(_ text: ConsoleText) -> (JSONValue?, [ConsolePages.Problem]) {
         var problems: [ConsolePages.Problem] = []
         func lines(_ name: String) -> [String] {
             self[name].split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
