@@ -34,6 +34,40 @@ struct StoreHardeningTests {
         }
     }
 
+    /// Advisory locks belong to the whole database: two stores in one (a schema each) must not take turns on each
+    /// other's migrations or change-log writes, while two instances of one store still do.
+    @Test(arguments: TestBackend.available.filter { $0 == .postgres })
+    func advisoryLocksAreTheStoresOwn(_ backend: TestBackend) async throws {
+        try await withTestStore(backend) { store in
+            try await withTestStore(backend) { other in
+                let (one, sameStore, otherStore) = (try store.open(), try store.open(), try other.open())
+                @Sendable func isFree(_ database: KizunaDatabase, _ lock: AdvisoryLock, _ name: String?) async throws -> Bool {
+                    try await database.withSession { db in
+                        try await db.inTransaction(immediate: true) { db in
+                            try await db.raw("SELECT pg_try_advisory_xact_lock(\(lock.keys(name))) AS locked").first()?
+                                .decode(column: "locked", as: Bool.self)
+                        }
+                    } ?? false
+                }
+                // An index's lock is the store's and the index's: the same name in another store is another lock.
+                let locks: [(AdvisoryLock, String?)] = [
+                    (.migration, nil), (.bootstrapToken, nil), (.changeOrder, nil), (.associationFile, nil), (.indexBuild, "ix_a"),
+                ]
+                for (lock, name) in locks {
+                    try await one.withSession { db in
+                        try await db.inTransaction(immediate: true) { db in
+                            try await lock.hold(on: db, name)
+                            #expect(try await isFree(sameStore, lock, name) == false, "\(lock) is one lock for every instance of a store")
+                            #expect(try await isFree(otherStore, lock, name), "\(lock) of another schema is another lock")
+                            if name != nil { #expect(try await isFree(sameStore, lock, "ix_b"), "another index is another lock") }
+                        }
+                    }
+                }
+                for database in [one, sameStore, otherStore] { await database.shutdown() }
+            }
+        }
+    }
+
     @Test func theSQLiteStoreIsReadableByItsOwnerOnly() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-perm-\(UUID().uuidString)/data")
         defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }

@@ -32,7 +32,7 @@ package struct AdminTokenSQLRepository: AdminTokenRepository {
                 // Two empty-store instances would both count zero under READ COMMITTED; the advisory lock makes the
                 // second wait for the first's commit and then see its token. SQLite's BEGIN IMMEDIATE already
                 // serialises writers across processes.
-                if engine == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(literal: Self.bootstrapLock))").run() }
+                if engine == .postgres { try await AdvisoryLock.bootstrapToken.hold(on: db) }
                 let existing = try await db.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("admin_tokens").first()
                 if try existing?.decode(column: "n", as: Int.self) ?? 0 > 0 { return false }
             }
@@ -92,10 +92,6 @@ package struct AdminTokenSQLRepository: AdminTokenRepository {
         try await database.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("admin_tokens")
             .first()?.decode(column: "n", as: Int.self) ?? 0
     }
-
-    /// The advisory-lock key that serialises first-token creation on PostgreSQL ("kzboot" in ASCII; the migration
-    /// runner has its own).
-    private static let bootstrapLock = 0x6B_7A62_6F6F_74
 
     /// The token a row of `admin_tokens` (or a query selecting its columns under their names) holds.
     static func token(_ row: any SQLRow) throws -> AdminToken {

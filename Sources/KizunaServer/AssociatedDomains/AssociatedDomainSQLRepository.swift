@@ -9,9 +9,6 @@ struct AssociatedDomainSQLRepository: AssociatedDomainRepository {
     /// Called after a change commits (the change feed's poke).
     var didCommit: @Sendable () -> Void = {}
 
-    /// The advisory-lock key of changes to the file ("kzaasa" in ASCII).
-    private static let fileLock = 0x6B_7A61_6173_61
-
     func settings(app: String) async throws -> AssociatedDomainSettings? {
         let row = try await database.select().column("body").from("associated_domain_settings").where("app_id", .equal, SQLBind(app)).first()
         guard let body = try row?.decode(column: "body", as: String.self) else { return nil }
@@ -49,7 +46,7 @@ struct AssociatedDomainSQLRepository: AssociatedDomainRepository {
     private func lockedInputs(_ db: any SQLDatabase) async throws -> AssociatedDomainInputs {
         // Two changes checked at once on PostgreSQL would each see only their own part of the file: take turns, so
         // the second reads the first's committed change (SQLite's writers already take turns).
-        if database.engine == .postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(literal: Self.fileLock))").run() }
+        if database.engine == .postgres { try await AdvisoryLock.associationFile.hold(on: db) }
         let apps = try await AppSQLRepository.list(on: db)
         return AssociatedDomainInputs(apps: apps, settings: try await Self.allSettings(db))
     }

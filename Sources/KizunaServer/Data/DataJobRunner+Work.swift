@@ -91,7 +91,7 @@ extension DataJobRunner {
             }
         case .postgres:
             try await database.withSession { db -> Void in
-                let lock: SQLQueryString = "\(unsafeRaw: String(DataJobRunner.indexLockSpace)), hashtext(\(bind: name))"
+                let lock = AdvisoryLock.indexBuild.keys(name)
                 let locked = try await db.raw("SELECT pg_try_advisory_lock(\(lock)) AS locked").first()?.decode(column: "locked", as: Bool.self)
                 guard locked == true else { throw Interruption.busy }
                 do {
@@ -104,10 +104,6 @@ extension DataJobRunner {
             }
         }
     }
-
-    /// The first key of the advisory locks on index names ("kzjb"); the two-key space never meets the migration
-    /// lock's single key.
-    private static let indexLockSpace: Int32 = 0x6B7A_6A62
 
     private func buildConcurrently(_ job: DataJob, name: String, columns: [String], on db: any SQLDatabase) async throws {
         let existing = try await db.raw(

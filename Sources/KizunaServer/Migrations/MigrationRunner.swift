@@ -216,15 +216,12 @@ package struct MigrationRunner: Sendable {
         try await database.serializingWrites {
             try await db.inTransaction(immediate: true) { db in
                 if db.dialect.name == "postgresql" {
-                    try await db.raw("SELECT pg_advisory_xact_lock(\(unsafeRaw: String(Self.advisoryLockKey)))").run()
+                    try await AdvisoryLock.migration.hold(on: db)
                 }
                 return try await body(db)
             }
         }
     }
-
-    /// An arbitrary constant naming Kizuna's migration lock ("kizuna" in ASCII).
-    private static let advisoryLockKey: Int64 = 0x6B_697A_756E_61
 
     static func tableExists(_ name: String, _ db: any SQLDatabase) async throws -> Bool {
         if db.dialect.name == "sqlite" {

@@ -28,8 +28,6 @@ package struct ChangeRecord: Sendable, Hashable, Codable {
 package enum ChangeLog {
     /// The PostgreSQL notification channel.
     package static let channel = "kizuna_changes"
-    /// Advisory lock key that orders change-log writers ("kizuna" + 1).
-    static let orderLock: Int64 = 0x6B69_7A75_6E61_01
 
     /// Appends a change inside the caller's transaction and returns its seq.
     @discardableResult
@@ -42,7 +40,7 @@ package enum ChangeLog {
         on db: any SQLDatabase
     ) async throws -> Int64 {
         let postgres = db.dialect.name == "postgresql"
-        if postgres { try await db.raw("SELECT pg_advisory_xact_lock(\(bind: orderLock))").run() }
+        if postgres { try await AdvisoryLock.changeOrder.hold(on: db) }
         guard
             let row = try await db.raw(
                 """

@@ -44,19 +44,24 @@ struct TestServer: Sendable {
                 $0
             }
         } catch {
-            throw RequestFailure(request: "\(method) \(uri)", after: ContinuousClock.now - started, error: error)
+            let after = ContinuousClock.now - started
+            let activity = database.engine == .postgres ? await PostgresActivity.snapshot() : nil
+            throw RequestFailure(request: "\(method) \(uri)", after: after, error: error, store: activity)
         }
     }
 }
 
 /// A request the test client got no answer to, naming it and how long it waited: a bare `.readTimeout` says neither.
+/// On PostgreSQL it carries what the store's sessions were doing then (``PostgresActivity``).
 struct RequestFailure: Error, CustomStringConvertible {
     let request: String
     let after: Duration
     let error: any Error
+    var store: String? = nil
 
     var description: String {
         "\(request) failed after \(after.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))): \(error)"
+            + (store.map { " (\($0))" } ?? "")
     }
 }
 
