@@ -4,6 +4,7 @@ import KizunaCore
 import KizunaTestSupport
 import Logging
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 @testable import KizunaClient
@@ -27,12 +28,17 @@ struct LiveServer {
         configure: (inout KizunaConfiguration) -> Void = { _ in },
         _ body: (LiveServer) async throws -> Result
     ) async throws -> Result {
-        try await ServerSlots.withSlot { try await start(announcesToken: announcesToken, configure: configure, body) }
+        let asked = ContinuousClock.now
+        return try await ServerSlots.withSlot {
+            try await start(announcesToken: announcesToken, configure: configure, waitedForSlot: ContinuousClock.now - asked, body)
+        }
     }
 
     private static func start<Result: Sendable>(
-        announcesToken: Bool, configure: (inout KizunaConfiguration) -> Void, _ body: (LiveServer) async throws -> Result
+        announcesToken: Bool, configure: (inout KizunaConfiguration) -> Void, waitedForSlot: Duration,
+        _ body: (LiveServer) async throws -> Result
     ) async throws -> Result {
+        let started = ContinuousClock.now
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-live-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let (tokens, announce) = AsyncStream.makeStream(of: AdminCredential.self)
@@ -43,12 +49,28 @@ struct LiveServer {
         configuration.useTestSettings()  // a test wanting others sets them in `configure`
         configure(&configuration)
         let parts = try await ServerParts(configuration: configuration)
+        let built = ContinuousClock.now - started
         let group = ServiceGroup(services: [parts.application { listening.yield($0) }], logger: parts.logger)
+        let running = Phase()
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                running.set("running")
+                do {
+                    try await group.run()
+                    running.set("returned")
+                } catch {
+                    running.set("threw \(error)")
+                    throw error
+                }
+            }
             do {
-                var portIterator = ports.makeAsyncIterator()
-                let port = try #require(await portIterator.next())
+                // A server listens within seconds; one that has not in two minutes is stuck, and the stacks say where.
+                guard let port = await firstElement(of: ports, within: .seconds(120), waitingFor: "port from a starting server") else {
+                    throw KizunaError(
+                        .internalError,
+                        "The server did not listen\(Task.isCancelled ? " (the test was cancelled)" : ""): a slot took \(waitedForSlot), "
+                            + "its parts \(built), its service group \(running.value), its store \(parts.readiness.current)")
+                }
                 // A server that failed to start announces no token: stop here rather than wait for one forever.
                 try #require(await parts.readiness.settled() == .ready)
                 var tokenIterator = tokens.makeAsyncIterator()
@@ -91,4 +113,11 @@ struct LiveServer {
     static func temporaryDirectory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("kizuna-sdk-\(UUID().uuidString)")
     }
+}
+
+/// Where a starting server's service group is, for the message of a server that never listened.
+private final class Phase: Sendable {
+    private let phase = Mutex("not started")
+    var value: String { phase.withLock { $0 } }
+    func set(_ value: String) { phase.withLock { $0 = value } }
 }
