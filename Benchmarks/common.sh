@@ -7,7 +7,8 @@
 #   stop_kizuna / restart_kizuna      stop it (SIGTERM, waits for the exit), start it again with the same port, flags
 #                                     and store; $kizuna_pid is the running server's pid
 #   start_nginx PORT [directives…]    nginx (1 worker, no access log) serving $work/www as application/json
-#   start_http_peer PORT DIR          the bare Hummingbird app (HTTPPeer/) answering each file under DIR at its path
+#   start_http_peer PORT DIR [--raw]  the bare Hummingbird app (HTTPPeer/) answering each file under DIR at its path;
+#                                     with --raw, SwiftNIO alone answering the same (no HTTP library)
 #   compare_rounds ROUNDS SECONDS CONNECTIONS LUA LABEL=URL…
 #                                     wrk (one thread, on core 1) against each URL in turn, ROUNDS times over, the
 #                                     peers alternating; each label's per-round req/s and p99 go to $work/rounds/
@@ -93,6 +94,7 @@ p99_ms() {
 # The bare Hummingbird peer, built in release mode here (or $HTTP_PEER_BIN).
 start_http_peer() {
     local port=$1 dir=$2
+    shift 2
     if [ -z "${http_peer:-}" ]; then
         if [ -n "${HTTP_PEER_BIN:-}" ]; then
             http_peer=$HTTP_PEER_BIN
@@ -101,7 +103,7 @@ start_http_peer() {
             http_peer=$(swift build -c release --package-path Benchmarks/HTTPPeer --show-bin-path)/http-peer
         fi
     fi
-    taskset -c "$server_cpu" "$http_peer" "$port" "$dir" >"$work/http-peer.out" 2>&1 &
+    taskset -c "$server_cpu" "$http_peer" "$port" "$dir" "$@" >"$work/http-peer-$port.out" 2>&1 &
     http_peer_pid=$!
     for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # POST /v1/apps/{app}/config:fetch and gate:check, and GET /health/live (the middleware stack alone), on `kizuna serve`
-# (release build, SQLite) against two peers answering the same requests with the same bytes in the same run: a bare
-# Hummingbird 2 app (HTTPPeer/: the framework with no middleware) and nginx serving static files. The template has 20
+# (release build, SQLite) against three peers answering the same requests with the same bytes in the same run: a bare
+# Hummingbird 2 app (HTTPPeer/: the framework with no middleware), nginx serving static files, and SwiftNIO alone
+# (HTTPPeer/ --raw: no HTTP library, the whole answer's bytes written for each request's end) — the floor under any
+# server on SwiftNIO, so the last column says how far from nginx this machine lets one get. The template has 20
 # parameters and 6 conditions (versions, locale, percentage, attribute, weekly window, all/any/not).
 # Method (Benchmarks/common.sh): each server on core 0, wrk -t1 on core 1, the three peers alternating round by round;
 # medians, and per-round ratios against the bare app and nginx. Then the audience run: the same config:fetch with a
@@ -17,6 +19,7 @@ source "$(dirname "$0")/common.sh"
 kizuna_port=18092
 nginx_port=18093
 peer_port=18094
+nio_port=18095
 # Throttling is per install and every wrk request comes from one install: lift the limit for the measurement.
 # At the default log level (info): the request log is part of what a route costs.
 KIZUNA_BENCH_LOG_LEVEL=${KIZUNA_BENCH_LOG_LEVEL:-info}
@@ -70,13 +73,14 @@ done
 curl -sf "http://127.0.0.1:$kizuna_port/health/live" >"$work/www/health/live"
 start_nginx $nginx_port 'error_page 405 =200 $uri;'
 start_http_peer $peer_port "$work/www"
+start_http_peer $nio_port "$work/www" --raw
 
-echo "| route | kizuna req/s | p99 | bare Hummingbird req/s | p99 | nginx req/s | p99 | kizuna / bare (per round) | kizuna / nginx (per round) | p99 kizuna / bare |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| route | kizuna req/s | p99 | bare Hummingbird req/s | p99 | nginx req/s | p99 | kizuna / bare (per round) | kizuna / nginx (per round) | p99 kizuna / bare | SwiftNIO alone req/s | p99 | SwiftNIO alone / nginx (per round) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for route in v1/apps/bench-app/config:fetch v1/apps/bench-app/gate:check health/live; do
     lua=$work/post.lua
     [ "$route" = health/live ] && lua=""
-    for url in "http://127.0.0.1:$nginx_port/$route" "http://127.0.0.1:$peer_port/$route"; do
+    for url in "http://127.0.0.1:$nginx_port/$route" "http://127.0.0.1:$peer_port/$route" "http://127.0.0.1:$nio_port/$route"; do
         if [ -n "$lua" ]; then
             cmp "$work/www/$route" <(curl -sf -X POST -H 'Content-Type: application/json' -d "$body" "$url")
         else
@@ -84,13 +88,15 @@ for route in v1/apps/bench-app/config:fetch v1/apps/bench-app/gate:check health/
         fi
     done
     compare_rounds "$rounds" "$duration" "$connections" "$lua" \
-        kizuna="http://127.0.0.1:$kizuna_port/$route" bare="http://127.0.0.1:$peer_port/$route" nginx="http://127.0.0.1:$nginx_port/$route"
+        kizuna="http://127.0.0.1:$kizuna_port/$route" bare="http://127.0.0.1:$peer_port/$route" nginx="http://127.0.0.1:$nginx_port/$route" \
+        nio="http://127.0.0.1:$nio_port/$route"
     k=$(round_summary kizuna bare)
     kn=$(round_summary kizuna nginx)
     p99_ratio=$(paste "$work/rounds/kizuna.p99" "$work/rounds/bare.p99" | awk '{ printf "%.3f\n", $1 / $2 }' >"$work/rounds/p99.ratio"; median_of "$work/rounds/p99.ratio")
-    printf '| %s %s (%s B) | %s | %s | %s | %s | %s | %.2f |\n' "$([ -n "$lua" ] && echo POST || echo GET)" "/$route" "$(wc -c <"$work/www/$route")" \
+    nn=$(round_summary nio nginx)
+    printf '| %s %s (%s B) | %s | %s | %s | %s | %s | %.2f | %s | %s |\n' "$([ -n "$lua" ] && echo POST || echo GET)" "/$route" "$(wc -c <"$work/www/$route")" \
         "$(cut -d'|' -f1-2 <<<"$k")" "$(round_summary bare)" "$(round_summary nginx)" "$(cut -d'|' -f3 <<<"$k" | sed 's/^ //')" \
-        "$(cut -d'|' -f3 <<<"$kn" | sed 's/^ //')" "$p99_ratio"
+        "$(cut -d'|' -f3 <<<"$kn" | sed 's/^ //')" "$p99_ratio" "$(cut -d'|' -f1-2 <<<"$nn")" "$(cut -d'|' -f3 <<<"$nn" | sed 's/^ //')"
 done
 
 # The audience: one install against a new one per request, alternating, two rounds each.

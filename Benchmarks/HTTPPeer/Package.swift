@@ -12,12 +12,17 @@ let package = Package(
         .executable(name: "http-peer", targets: ["HTTPPeer"])
     ],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0")
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
         .executableTarget(
             name: "HTTPPeer",
-            dependencies: [.product(name: "Hummingbird", package: "hummingbird")]
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         )
     ]
 )

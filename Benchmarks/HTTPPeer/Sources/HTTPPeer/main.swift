@@ -3,7 +3,7 @@ import Hummingbird
 
 // http-peer PORT DIRECTORY: serves each file under DIRECTORY at its relative path, to GET and POST alike (a POST's
 // body is read and dropped, as a route that decodes it would read it), with the content type and bytes fixed at start.
-// Anything else is 404.
+// Anything else is 404. With --raw, the same answers from SwiftNIO alone (RawPeer.swift).
 
 /// Every regular file under `root`, by its path relative to it (`/v1/apps/bench-app/config:fetch`).
 func files(under root: URL) throws -> [String: ByteBuffer] {
@@ -42,8 +42,13 @@ func serve(port: Int, files: [String: ByteBuffer]) async throws {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, let port = Int(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: http-peer PORT DIRECTORY\n".utf8))
+guard (3...4).contains(arguments.count), let port = Int(arguments[1]), arguments.count == 3 || arguments[3] == "--raw" else {
+    FileHandle.standardError.write(Data("usage: http-peer PORT DIRECTORY [--raw]\n".utf8))
     exit(64)
 }
-try await serve(port: port, files: try files(under: URL(fileURLWithPath: arguments[2], isDirectory: true)))
+let served = try files(under: URL(fileURLWithPath: arguments[2], isDirectory: true))
+if arguments.count == 4 {
+    try await serveRaw(port: port, files: served)
+} else {
+    try await serve(port: port, files: served)
+}
