@@ -104,23 +104,39 @@ private struct JSONParser {
         return value
     }
 
+    /// Enters an object or array at its opening byte.
     private mutating func enter() throws {
         depth += 1
         guard depth <= JSONValue.maximumParsingDepth else { throw failure("nested deeper than \(JSONValue.maximumParsingDepth) levels") }
+        index += 1
+        skipWhitespace()
+    }
+
+    /// Whether the container ends here, at `close`: at once (an empty one), or after an element — past its comma, a
+    /// `close` ends it too (a trailing comma, which `JSONDecoder` accepts). False: another element follows.
+    private mutating func ends(at close: UInt8, afterElement: Bool, inside what: String) throws -> Bool {
+        if afterElement {
+            skipWhitespace()
+            guard index < bytes.count else { throw failure("the text ends inside \(what)") }
+            guard bytes[index] == UInt8(ascii: ",") || bytes[index] == close else {
+                throw failure("expected ',' or '\(Character(Unicode.Scalar(close)))' in \(what)")
+            }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                skipWhitespace()
+            }
+        }
+        guard index < bytes.count, bytes[index] == close else { return false }
+        index += 1
+        depth -= 1
+        return true
     }
 
     private mutating func object() throws -> JSONValue {
         try enter()
-        index += 1
         var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            depth -= 1
-            return .object(members)
-        }
-        while true {
-            skipWhitespace()
+        var afterElement = false
+        while try !ends(at: UInt8(ascii: "}"), afterElement: afterElement, inside: "an object") {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a member's name in quotes") }
             let key = try string()
             skipWhitespace()
@@ -128,48 +144,20 @@ private struct JSONParser {
             index += 1
             let member = try value()
             if members[key] == nil { members[key] = member }
-            skipWhitespace()
-            guard index < bytes.count else { throw failure("the text ends inside an object") }
-            switch bytes[index] {
-            case UInt8(ascii: ","):
-                index += 1
-                skipWhitespace()
-                if index < bytes.count, bytes[index] == UInt8(ascii: "}") { fallthrough }
-            case UInt8(ascii: "}"):
-                index += 1
-                depth -= 1
-                return .object(members)
-            default: throw failure("expected ',' or '}' in an object")
-            }
+            afterElement = true
         }
+        return .object(members)
     }
 
     private mutating func array() throws -> JSONValue {
         try enter()
-        index += 1
         var elements: [JSONValue] = []
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            depth -= 1
-            return .array(elements)
-        }
-        while true {
+        var afterElement = false
+        while try !ends(at: UInt8(ascii: "]"), afterElement: afterElement, inside: "an array") {
             elements.append(try value())
-            skipWhitespace()
-            guard index < bytes.count else { throw failure("the text ends inside an array") }
-            switch bytes[index] {
-            case UInt8(ascii: ","):
-                index += 1
-                skipWhitespace()
-                if index < bytes.count, bytes[index] == UInt8(ascii: "]") { fallthrough }
-            case UInt8(ascii: "]"):
-                index += 1
-                depth -= 1
-                return .array(elements)
-            default: throw failure("expected ',' or ']' in an array")
-            }
+            afterElement = true
         }
+        return .array(elements)
     }
 
     /// A string: its bytes as they are up to the first escape, then decoded escape by escape.
