@@ -162,7 +162,7 @@ struct ServerParts {
             configuration.deviceFastLane
             ? DeviceFastLane(
                 devices: devices, readiness: readiness, metrics: metrics, logger: logger, bodyLimit: configuration.maxBodySize,
-                serverName: Self.serverName) : nil
+                serverName: Self.serverName, idleTimeout: .nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1)))) : nil
         APIKeysController(keys: apiKeys).addAdminRoutes(to: admin)
         EventStreamController(feed: feed, live: live, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
@@ -245,7 +245,7 @@ extension ServerParts {
         let server = HTTPServerBuilder { responder in
             UpgradableHTTPChannel(
                 upgrading: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: channels),
-                limiter: limiter, firstRequestTimeout: idleTimeout, logger: logger)
+                limiter: limiter, deviceLane: lane, firstRequestTimeout: idleTimeout, logger: logger)
         }
         return Application(
             router: router,

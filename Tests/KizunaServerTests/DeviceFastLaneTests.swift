@@ -46,7 +46,7 @@ struct DeviceFastLaneTests {
     /// Publishes the template and the policy, then sends the same requests, one at a time on one keep-alive connection,
     /// and returns the answers normalized, which of them the lane gave, and the request log's lines for the device routes
     /// (message, route and status).
-    static func answers(fastLane: Bool) async throws -> (answers: [String], viaLane: [Bool], log: [String]) {
+    static func answers(fastLane: Bool) async throws -> (answers: [String], viaLane: [Bool], viaBytes: [Bool], log: [String]) {
         let records = RecordingLogHandler.Records()
         let configure: @Sendable (inout KizunaConfiguration) -> Void = { configuration in
             configuration.deviceFastLane = fastLane
@@ -55,7 +55,7 @@ struct DeviceFastLaneTests {
             // Six requests per install, then 429.
             configuration.deviceRateLimit = DeviceRateLimit(perMinute: 1, burst: 6)
         }
-        let result = Mutex<(answers: [String], viaLane: [Bool])>(([], []))
+        let result = Mutex<(answers: [String], viaLane: [Bool], viaBytes: [Bool])>(([], [], []))
         try await withTestServer(configure: configure) { server in
             #expect((server.deviceLane != nil) == fastLane)
             try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app)
@@ -65,8 +65,10 @@ struct DeviceFastLaneTests {
             let connection = try await RawConnection.open(port: port)
             var answers: [String] = []
             var viaLane: [Bool] = []
+            var viaBytes: [Bool] = []
             func exchange(_ request: String, on connection: RawConnection? = nil) async throws {
                 let before = server.deviceLane?.answered.value ?? 0
+                let beforeBytes = server.deviceLane?.answeredFromBytes.value ?? 0
                 if let connection {
                     try await connection.send(request)
                     answers.append(try normalized(try await connection.readResponse()))
@@ -74,6 +76,7 @@ struct DeviceFastLaneTests {
                     answers.append(try normalized(try await RawConnection.exchange(port: port, request)))
                 }
                 viaLane.append((server.deviceLane?.answered.value ?? 0) > before)
+                viaBytes.append((server.deviceLane?.answeredFromBytes.value ?? 0) > beforeBytes)
             }
             // Twice each (0-3): the first may read the documents into the cache, the second finds them there.
             for route in ["config:fetch", "gate:check"] {
@@ -102,14 +105,14 @@ struct DeviceFastLaneTests {
             await connection.close()
             // 16: a client that closes after its request gets the same answer, and `Connection: close`.
             try await exchange(post("/v1/apps/shop/config:fetch", DeviceAnswerMemoTests.devices[3], headers: "Connection: close\r\n"))
-            result.withLock { [answers, viaLane] in $0 = (answers, viaLane) }
+            result.withLock { [answers, viaLane, viaBytes] in $0 = (answers, viaLane, viaBytes) }
         }
-        let (answers, viaLane) = result.withLock { $0 }
+        let (answers, viaLane, viaBytes) = result.withLock { $0 }
         // The line's message with the metadata that does not differ by design (the route names the metrics too).
         let log = records.events(at: .info).filter { $0.message.hasPrefix("POST /v1/apps/") }.map { event in
             "\(event.message) route=\(event.metadata["http.route"]?.description ?? "-") status=\(event.metadata["http.status"]?.description ?? "-")"
         }
-        return (answers, viaLane, log)
+        return (answers, viaLane, viaBytes, log)
     }
 
     @Test func answersAreTheRoutesAnswersByteForByte() async throws {
@@ -127,6 +130,9 @@ struct DeviceFastLaneTests {
         #expect([1, 3, 4, 5, 6, 13].allSatisfy { lane.viaLane[$0] }, "\(lane.viaLane)")
         #expect([7, 8, 9, 10, 11, 12, 14, 15, 16].allSatisfy { !lane.viaLane[$0] }, "\(lane.viaLane)")
         #expect(!routes.viaLane.contains(true))
+        // From the connection's second request on, in front of the parser (``DeviceByteLane``); its first request goes
+        // to the parser, where the lane behind it answers.
+        #expect(lane.viaBytes == lane.viaLane.enumerated().map { $0.offset != 0 && $0.element }, "\(lane.viaBytes)")
     }
 
     @Test func answersKeepTheOrderOfPipelinedRequests() async throws {

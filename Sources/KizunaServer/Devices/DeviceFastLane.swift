@@ -21,8 +21,12 @@ import Synchronization
 /// id, an `Origin` (CORS), `Connection: close`, `Expect`, a body over 16 KiB or not in the SDK's plain shape, trailers,
 /// a server not ready, a document not cached or older than the device knows, an install over its limit (the route
 /// then answers 429; the limiter took nothing). Answers keep the requests' order: while a request passed on is
-/// unanswered, the lane passes the next ones on too. It sits behind Hummingbird's `HTTPConnectionStateHandler`, so the
-/// idle timeout and graceful shutdown see its requests and answers as any other.
+/// unanswered, the lane passes the next ones on too. It sits behind ``ConnectionState`` (Hummingbird's
+/// `HTTPConnectionStateHandler`'s duties), so the idle timeout and graceful shutdown see its requests and answers as
+/// any other.
+///
+/// Most device requests never reach it: from a connection's second request on, ``DeviceByteLane`` answers them in
+/// front of the parser. This lane answers what arrives behind a request passed on, and a connection's first request.
 struct DeviceFastLane: Sendable {
     let devices: DeviceController
     let readiness: Readiness
@@ -33,8 +37,12 @@ struct DeviceFastLane: Sendable {
     let bodyLimit: Int
     /// The `Server` header, as ``Hummingbird/ApplicationConfiguration/serverName`` gives the other answers.
     let serverName: String
-    /// How many requests the lane has answered (the others went their routes).
+    /// How long a connection may sit idle (``KizunaConfiguration/idleTimeout``), kept by ``ConnectionState``.
+    let idleTimeout: TimeAmount?
+    /// How many requests the lanes have answered (the others went their routes).
     let answered = Tally()
+    /// How many of those ``DeviceByteLane`` answered, in front of the parser.
+    let answeredFromBytes = Tally()
 
     /// A count shared by every connection's lane.
     final class Tally: Sendable {
@@ -43,7 +51,10 @@ struct DeviceFastLane: Sendable {
         func add() { count.add(1, ordering: .relaxed) }
     }
 
-    init(devices: DeviceController, readiness: Readiness, metrics: RequestMetrics, logger: Logger, bodyLimit: Int, serverName: String) {
+    init(
+        devices: DeviceController, readiness: Readiness, metrics: RequestMetrics, logger: Logger, bodyLimit: Int, serverName: String,
+        idleTimeout: TimeAmount?
+    ) {
         self.devices = devices
         self.readiness = readiness
         self.metrics = metrics
@@ -52,6 +63,7 @@ struct DeviceFastLane: Sendable {
         self.logger = logger
         self.bodyLimit = min(bodyLimit, 16 << 10)
         self.serverName = serverName
+        self.idleTimeout = idleTimeout
     }
 
     /// The handler to add with Hummingbird's HTTP handlers (they are added in front of `HTTPConnectionStateHandler`):
@@ -60,19 +72,50 @@ struct DeviceFastLane: Sendable {
         Installer(lane: self)
     }
 
+    /// The byte lane for a new connection, to add in front of its HTTP parser.
+    func byteLane() -> DeviceByteLane {
+        DeviceByteLane(lane: self)
+    }
+
     /// The endpoint and app `head` asks for, when the lane may take the request.
     func endpoint(of head: HTTPRequest) -> (DeviceController.Endpoint, String)? {
-        guard head.method == .post, let path = head.path, path.utf8.starts(with: "/v1/apps/".utf8), readiness.isReady,
+        guard head.method == .post, let path = head.path, readiness.isReady,
             head.headerFields[.origin] == nil, head.headerFields[.expect] == nil,
             head.headerFields[.connection].map({ !$0.lowercased().contains("close") }) ?? true
         else { return nil }
-        let rest = path.utf8.dropFirst(9)
+        return Self.endpoint(path: path.utf8)
+    }
+
+    /// The endpoint and app of a device request's `path` (`/v1/apps/{app}/<action>`, no query, the app not
+    /// percent-encoded), or nil for any other path.
+    static func endpoint(path: some Collection<UInt8>) -> (DeviceController.Endpoint, String)? {
+        guard path.starts(with: "/v1/apps/".utf8) else { return nil }
+        let rest = path.dropFirst(9)
         guard let slash = rest.firstIndex(of: UInt8(ascii: "/")), slash != rest.startIndex,
             !rest[..<slash].contains(where: { $0 == UInt8(ascii: "%") })
         else { return nil }
         let action = rest[rest.index(after: slash)...]
         guard let endpoint = DeviceController.Endpoint.allCases.first(where: { $0.action.utf8.elementsEqual(action) }) else { return nil }
-        return (endpoint, String(Substring(rest[..<slash])))
+        return (endpoint, String(decoding: rest[..<slash], as: UTF8.self))
+    }
+
+    /// The headers of a lane's answer: the reply's, then what every answer carries, as the routes' answers have them.
+    func headers(of reply: DeviceController.Reply, id: String) -> HTTPFields {
+        var headers = reply.headers
+        headers[.requestID] = id
+        headers[.date] = HTTPDate.now
+        headers[.server] = serverName
+        return headers
+    }
+
+    /// The request log's line and the metrics of an answer a lane gave.
+    func record(_ reply: DeviceController.Reply, endpoint: DeviceController.Endpoint, path: String, id: String, started: UInt64) {
+        RequestLine(
+            method: "POST", path: path, status: String(reply.status.code), route: endpoint.route, id: id,
+            durationMilliseconds: EdgeMiddleware.milliseconds(since: started)
+        ).log(to: logger)
+        metrics.answered(reply.status, route: endpoint.route, method: .post, started: started)
+        answered.add()
     }
 
     /// The lane for one connection: it answers or passes on each request that arrives.
@@ -176,25 +219,16 @@ struct DeviceFastLane: Sendable {
 
         private func answer(_ held: Held, with reply: DeviceController.Reply, context: ChannelHandlerContext) {
             let id = RequestID().description
-            var headers = reply.headers
-            headers[.requestID] = id
-            headers[.date] = HTTPDate.now
-            headers[.server] = lane.serverName
-            context.write(wrapOutboundOut(.head(HTTPResponse(status: reply.status, headerFields: headers))), promise: nil)
+            context.write(wrapOutboundOut(.head(HTTPResponse(status: reply.status, headerFields: lane.headers(of: reply, id: id)))), promise: nil)
             if let body = reply.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            let route = held.endpoint.route
-            RequestLine(
-                method: "POST", path: held.head.path ?? "", status: String(reply.status.code), route: route, id: id,
-                durationMilliseconds: EdgeMiddleware.milliseconds(since: held.started)
-            ).log(to: lane.logger)
-            lane.metrics.answered(reply.status, route: route, method: .post, started: held.started)
-            lane.answered.add()
+            lane.record(reply, endpoint: held.endpoint, path: held.head.path ?? "", id: id, started: held.started)
         }
     }
 
-    /// Puts a ``Handler`` behind `HTTPConnectionStateHandler` when the connection's first request arrives (the HTTP
-    /// handlers are all in place by then), then leaves the pipeline.
+    /// When the connection's first request arrives (the HTTP handlers are all in place by then), puts
+    /// ``ConnectionState`` in the place of Hummingbird's `HTTPConnectionStateHandler`, a ``Handler`` behind it, and
+    /// links the state to the connection's ``DeviceByteLane``; then leaves the pipeline.
     private final class Installer: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPRequestPart
         typealias InboundOut = HTTPRequestPart
@@ -207,8 +241,16 @@ struct DeviceFastLane: Sendable {
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let pipeline = context.pipeline.syncOperations
-            if let state = try? pipeline.context(handlerType: HTTPConnectionStateHandler.self) {
-                try? pipeline.addHandler(Handler(lane: lane), position: .after(state.handler))
+            if let hummingbirds = try? pipeline.context(handlerType: HTTPConnectionStateHandler.self) {
+                let state = ConnectionState(idleTimeout: lane.idleTimeout)
+                if (try? pipeline.addHandler(state, position: .after(hummingbirds.handler))) != nil {
+                    pipeline.removeHandler(context: hummingbirds, promise: nil)
+                    try? pipeline.addHandler(Handler(lane: lane), position: .after(state))
+                    if let bytes = try? pipeline.handler(type: DeviceByteLane.self) {
+                        state.byteLane = bytes
+                        bytes.state = state
+                    }
+                }
             }
             context.fireChannelRead(data)
             pipeline.removeHandler(context: context, promise: nil)

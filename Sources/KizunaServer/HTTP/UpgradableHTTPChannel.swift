@@ -15,7 +15,8 @@ import NIOHTTP1
 /// answer, and upgraded connections would not count against ``KizunaConfiguration/maxConnections``. So each
 /// connection gets the ``ConnectionLimiter``'s handler at the front of its pipeline when it is accepted, and a
 /// ``FirstRequestGuard`` behind the upgrade handler until its first request or frame gets through, and a
-/// ``KeepAliveNormalizer`` after the HTTP decoder.
+/// ``KeepAliveNormalizer`` after the HTTP decoder; with the device lanes on, a ``DeviceByteLane`` goes in front of the
+/// decoder.
 ///
 /// Each connection also reads into a buffer of its own that NIO keeps for the connection's life and never shrinks: it
 /// starts at ``initialReadBuffer`` bytes instead of NIO's 2 KiB, and grows (doubling, up to 64 KiB) only for a client
@@ -26,6 +27,8 @@ struct UpgradableHTTPChannel: ServerChildChannel {
 
     let upgrading: HTTP1WebSocketUpgradeChannel
     let limiter: ConnectionLimiter
+    /// The device lanes, whose byte lane goes in front of the HTTP parser (``DeviceByteLane``).
+    let deviceLane: DeviceFastLane?
     /// How long a connection may take to send its first request.
     let firstRequestTimeout: TimeAmount
     let logger: Logger
@@ -34,12 +37,13 @@ struct UpgradableHTTPChannel: ServerChildChannel {
     static let initialReadBuffer = 512
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let (upgrading, limiter, timeout, guardLogger) = (self.upgrading, self.limiter, firstRequestTimeout, self.logger)
+        let (upgrading, limiter, lane, timeout, guardLogger) = (self.upgrading, self.limiter, deviceLane, firstRequestTimeout, self.logger)
         return channel.eventLoop.makeCompletedFuture {
             // Set before the connection's first read, which allocates the buffer.
             let reads = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: Self.initialReadBuffer, maximum: 65536)
             try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: reads)
             try channel.pipeline.syncOperations.addHandlers(limiter.handler(), FlushCoalescer())
+            if let lane { try channel.pipeline.syncOperations.addHandler(lane.byteLane()) }
         }.flatMap {
             upgrading.setup(channel: channel, logger: logger)
         }.flatMapThrowing { value in
