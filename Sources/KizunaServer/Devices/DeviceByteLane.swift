@@ -20,8 +20,9 @@ import NIOCore
 /// - **The connection's first request** always goes to the parser: Hummingbird puts its HTTP handlers in place then
 ///   (or upgrades to a WebSocket), and the lane answers only once ``ConnectionState`` is linked to it.
 /// - **Anything it does not read with certainty** (see ``RawRequestHead/Scan/unframed``: chunked bodies, upgrades,
-///   `Expect`, `Connection: close`, HTTP/1.0, a head over 8 KiB) hands the connection to the parser for good: the
-///   lane passes on what it holds and leaves the pipeline. So does the server's shutdown, and the client's end of input.
+///   `Expect`, `Connection: close`, HTTP/1.0, a head over 8 KiB or 100 fields) hands the connection to the parser for
+///   good: the lane passes on what it holds and leaves the pipeline. So do the server's shutdown and the client's end
+///   of input.
 /// - **Idle and shutdown.** Its exchanges count as activity for the idle timeout (``ConnectionState/exchanged()``);
 ///   it never holds a request when the server quiesces, since it leaves first and hands on what it holds.
 final class DeviceByteLane: ChannelInboundHandler, RemovableChannelHandler {

@@ -3,7 +3,7 @@
 ///
 /// It reads only what it reads exactly as NIO's parser would. Anything else — another HTTP version, a bare line feed,
 /// a folded or malformed line, `Transfer-Encoding`, a repeated or non-numeric `Content-Length`, `Upgrade`, `Expect`,
-/// `Connection` other than `keep-alive`, `CONNECT` — leaves the head ``Scan/unframed``, and the lane hands the rest of
+/// `Connection` other than `keep-alive`, `CONNECT`, a head past the lane's limits — leaves the head ``Scan/unframed``, and the lane hands the rest of
 /// the connection to the parser, which answers or refuses it as it always has.
 struct RawRequestHead {
     /// The bytes from the request line through the blank line after the last header.
@@ -29,7 +29,11 @@ struct RawRequestHead {
         case head(RawRequestHead)
     }
 
-    /// Reads the head at the front of `bytes`; one longer than `maxLength` is ``Scan/unframed``.
+    /// The most header fields the lane reads; the parser's own limit (Hummingbird's 1,000) is far above it.
+    static let maxFields = 100
+
+    /// Reads the head at the front of `bytes`; one longer than `maxLength` bytes or with more than ``maxFields``
+    /// fields is ``Scan/unframed``.
     static func scan(_ bytes: UnsafeRawBufferPointer, maxLength: Int) -> Scan {
         let end = min(bytes.count, maxLength)
         var lineStart = 0
@@ -38,6 +42,7 @@ struct RawRequestHead {
         var contentLength: Int?
         var origin = false
         var ifNoneMatch: [Range<Int>] = []
+        var fields = 0
         while true {
             guard let feed = bytes[lineStart..<end].firstIndex(of: .lineFeed) else {
                 return bytes.count >= maxLength ? .unframed : .incomplete
@@ -51,6 +56,8 @@ struct RawRequestHead {
                 continue
             }
             if line.isEmpty { break }
+            fields += 1
+            guard fields <= maxFields else { return .unframed }
             guard let colon = bytes[line].firstIndex(of: .colon), colon > line.lowerBound,
                 bytes[line.lowerBound..<colon].allSatisfy(\.isToken)
             else { return .unframed }
