@@ -85,22 +85,32 @@ struct DeviceByteLaneTests {
         #expect(Self.head("GET / HTTP/1.1\r\n" + fields.dropLast().joined() + "\r\n") != nil)
     }
 
-    /// Publishes the fast lane tests' template, warms the cache, and returns the fetch's answer body.
-    static func published(_ server: TestServer) async throws -> String {
-        try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app)
-        _ = try await UpdateGateTests.publish(server, "config", DeviceFastLaneTests.template)
-        return try await server.send(.post, "/v1/apps/shop/config:fetch", json: DeviceFastLaneTests.device, authorized: false).text
+    /// A connection whose first request (which the parser takes) has been answered, to a server with the fast lane
+    /// tests' template published and cached.
+    struct Warm {
+        /// The fetch's answer body.
+        let answer: String
+        let lane: DeviceFastLane
+        let connection: RawConnection
+        /// The fetch, as a client on a keep-alive connection sends it.
+        let fetch = DeviceFastLaneTests.post("/v1/apps/shop/config:fetch", DeviceFastLaneTests.device)
+
+        init(_ server: TestServer) async throws {
+            try await server.send(.post, "/v1/admin/apps", json: UpdateGateTests.app)
+            _ = try await UpdateGateTests.publish(server, "config", DeviceFastLaneTests.template)
+            answer = try await server.send(.post, "/v1/apps/shop/config:fetch", json: DeviceFastLaneTests.device, authorized: false).text
+            lane = try #require(server.deviceLane)
+            connection = try await RawConnection.open(port: try #require(server.client.port))
+            try await connection.send(fetch)
+            #expect(try await connection.readResponse().hasSuffix(answer))
+        }
     }
 
     @Test func requestsInPiecesAndRequestsPassedOnKeepTheirOrder() async throws {
         try await withTestServer { server in
-            let warm = try await Self.published(server)
-            let lane = try #require(server.deviceLane)
-            let connection = try await RawConnection.open(port: try #require(server.client.port))
-            let fetch = DeviceFastLaneTests.post("/v1/apps/shop/config:fetch", DeviceFastLaneTests.device)
-            // The first request goes to the parser, whatever it is.
-            try await connection.send(fetch)
-            #expect(try await connection.readResponse().hasSuffix(warm))
+            // The first request has gone to the parser, as any connection's does.
+            let start = try await Warm(server)
+            let (warm, lane, connection, fetch) = (start.answer, start.lane, start.connection, start.fetch)
             // A fetch in pieces, cut inside the request line, a header and the body.
             let before = lane.answeredFromBytes.value
             let bytes = Array(fetch.utf8)
@@ -131,12 +141,8 @@ struct DeviceByteLaneTests {
 
     @Test func aRequestTheLaneCannotFrameHandsTheConnectionToTheParser() async throws {
         try await withTestServer { server in
-            let warm = try await Self.published(server)
-            let lane = try #require(server.deviceLane)
-            let connection = try await RawConnection.open(port: try #require(server.client.port))
-            let fetch = DeviceFastLaneTests.post("/v1/apps/shop/config:fetch", DeviceFastLaneTests.device)
-            try await connection.send(fetch)
-            #expect(try await connection.readResponse().hasSuffix(warm))
+            let start = try await Warm(server)
+            let (warm, lane, connection, fetch) = (start.answer, start.lane, start.connection, start.fetch)
             // A chunked fetch: the lane behind the parser answers it, and from then on what follows.
             let body = DeviceFastLaneTests.device
             let chunked =
@@ -161,12 +167,8 @@ struct DeviceByteLaneTests {
             $0.deviceRateLimit = DeviceRateLimit(perMinute: 60_000_000, burst: 1_000_000)
         }
         try await withTestServer(configure: configure) { server in
-            let warm = try await Self.published(server)
-            let lane = try #require(server.deviceLane)
-            let connection = try await RawConnection.open(port: try #require(server.client.port))
-            let fetch = DeviceFastLaneTests.post("/v1/apps/shop/config:fetch", DeviceFastLaneTests.device)
-            try await connection.send(fetch)
-            #expect(try await connection.readResponse().hasSuffix(warm))
+            let start = try await Warm(server)
+            let (warm, lane, connection, fetch) = (start.answer, start.lane, start.connection, start.fetch)
             // Exchanges, one after another, for three times the timeout: none of them through the parser.
             let before = lane.answeredFromBytes.value
             let started = ContinuousClock.now
@@ -192,16 +194,14 @@ struct DeviceByteLaneTests {
                 $0.shutdownGrace = .seconds(3600)
             }
             try await withTestServer(configure: configure) { server in
-                let warm = try await Self.published(server)
-                let lane = try #require(server.deviceLane)
-                let connection = try await RawConnection.open(port: try #require(server.client.port))
+                let start = try await Warm(server)
+                let connection = start.connection
                 held.withLock { $0 = connection }
-                let fetch = DeviceFastLaneTests.post("/v1/apps/shop/config:fetch", DeviceFastLaneTests.device)
-                for _ in 0..<2 {
-                    try await connection.send(fetch)
-                    #expect(try await connection.readResponse().hasSuffix(warm))
-                }
-                #expect(lane.answeredFromBytes.value >= 1)
+                let before = start.lane.answeredFromBytes.value
+                try await connection.send(start.fetch)
+                #expect(try await connection.readResponse().hasSuffix(start.answer))
+                #expect(start.lane.answeredFromBytes.value == before + 1)
+                let fetch = start.fetch
                 try await connection.send(String(fetch.prefix(40)))
                 step.reached("shutting down with half a request held")
             }
