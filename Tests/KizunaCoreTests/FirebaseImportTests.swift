@@ -30,7 +30,7 @@ struct FirebaseImportTests {
     }
 
     @Test func precedenceIsNotThenAndThenOr() throws {
-        let atom = { (text: String) in try #require(try FirebaseExpression(parsing: text)) }
+        let atom = { (text: String) in try FirebaseExpression(parsing: text) }
         let a = try atom("percent <= 1")
         let b = try atom("percent <= 2")
         let c = try atom("percent <= 3")

@@ -5,7 +5,7 @@ import KizunaCore
 
 /// A published document edited as a form: filled from the live version, read back from what was posted, shown as a
 /// page. The remote config template (``ConfigTemplateForm``) and the update gate's policy (``GatePolicyForm``).
-protocol ConsoleDocumentForm {
+protocol ConsoleDocumentForm: SendableMetatype {
     static var kind: DocumentKind { get }
     init(document: JSONValue, base: Int64)
     init(posted: [String: String])

@@ -219,7 +219,7 @@ package struct SwiftCodegen {
     /// `IN_PROGRESS` → `inProgress`, `Happy` → `happy`.
     static func camelCase(_ name: String) -> String {
         let words = name.split(separator: "_").filter { !$0.isEmpty }
-        guard let first = words.first else { return name }
+        guard !words.isEmpty else { return name }
         // A value in capitals (`IN_PROGRESS`) is read as words; any other keeps its inner capitals (`inProgress`).
         let isUpper = name == name.uppercased()
         let parts = words.map { isUpper ? $0.lowercased() : String($0) }
