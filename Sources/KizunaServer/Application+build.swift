@@ -162,7 +162,7 @@ struct ServerParts {
             configuration.deviceFastLane
             ? DeviceFastLane(
                 devices: devices, readiness: readiness, metrics: metrics, logger: logger, bodyLimit: configuration.maxBodySize,
-                serverName: Self.serverName, idleTimeout: .nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1)))) : nil
+                serverName: Self.serverName, idleTimeout: TimeAmount(configuration.idleTimeout)) : nil
         APIKeysController(keys: apiKeys).addAdminRoutes(to: admin)
         EventStreamController(feed: feed, live: live, keepAliveInterval: configuration.eventKeepAlive)
             .addRoutes(to: v1)
@@ -231,7 +231,7 @@ extension ServerParts {
     func application(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let limiter = ConnectionLimiter(limit: configuration.maxConnections, shutdownGrace: configuration.shutdownGrace, logger: logger)
         let logger = logger
-        let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1)))
+        let idleTimeout = TimeAmount(configuration.idleTimeout)
         let webSocketResponder = webSocketRouter.buildResponder()
         let lane = deviceLane
         let channels = HTTP1WebSocketUpgradeChannel.Configuration(

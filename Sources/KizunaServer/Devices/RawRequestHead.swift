@@ -3,8 +3,9 @@
 ///
 /// It reads only what it reads exactly as NIO's parser would. Anything else — another HTTP version, a bare line feed,
 /// a folded or malformed line, `Transfer-Encoding`, a repeated or non-numeric `Content-Length`, `Upgrade`, `Expect`,
-/// `Connection` other than `keep-alive`, `CONNECT`, a head past the lane's limits — leaves the head ``Scan/unframed``, and the lane hands the rest of
-/// the connection to the parser, which answers or refuses it as it always has.
+/// `Connection` other than `keep-alive`, `CONNECT`, a head past the lane's limits — leaves the head
+/// ``Scan/unframed``, and the lane hands the rest of the connection to the parser, which answers or refuses it as it
+/// always has.
 struct RawRequestHead {
     /// The bytes from the request line through the blank line after the last header.
     let headLength: Int
