@@ -1,4 +1,5 @@
 @preconcurrency import AsyncKit
+import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -19,8 +20,8 @@ import Synchronization
 final class SQLiteStoreSource: ConnectionPoolSource, Sendable {
     let path: String
     private let threads: NIOThreadPool
-    /// Connections open or opening, and who waits for there to be none.
-    private let live = Mutex<(count: Int, drained: [@Sendable () -> Void])>((0, []))
+    /// Connections open or opening, who waits for there to be none, and whether one was ever opened.
+    private let live = Mutex<(count: Int, drained: [@Sendable () -> Void], opened: Bool)>((0, [], false))
 
     /// Set once per connection, before the pool hands it out.
     static let pragmas = ["PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"]
@@ -34,7 +35,10 @@ final class SQLiteStoreSource: ConnectionPoolSource, Sendable {
     /// Chained on the connection's own futures rather than in a task, so a busy cooperative pool (a test run,
     /// CPU-heavy handlers) cannot hold an opening connection past the pool's request timeout.
     func makeConnection(logger: Logger, on eventLoop: any EventLoop) -> EventLoopFuture<SQLiteStoreConnection> {
-        live.withLock { $0.count += 1 }
+        live.withLock {
+            $0.count += 1
+            $0.opened = true
+        }
         return SQLiteConnection.open(storage: .file(path: path), threadPool: threads, logger: logger, on: eventLoop).flatMap { connection in
             // WAL lets readers run beside the one writer; it is persistent, so this only writes on first open.
             Self.pragmas.reduce(eventLoop.makeSucceededVoidFuture()) { previous, pragma in
@@ -69,15 +73,34 @@ final class SQLiteStoreSource: ConnectionPoolSource, Sendable {
         if now { body() }
     }
 
-    /// Stops the threads once the last connection has closed. Call after the pool has shut down.
+    /// Stops the threads once the last connection has closed, leaving the store whole in its file. Call after the
+    /// pool has shut down.
     func shutdown() async {
         await withCheckedContinuation { continuation in whenDrained { continuation.resume() } }
+        try? await checkpoint().get()
         try? await threads.shutdownGracefully()
     }
 
     /// ``shutdown()`` without waiting for it.
     func shutdownInBackground() {
-        whenDrained { [threads] in threads.shutdownGracefully { _ in } }
+        whenDrained { [threads] in self.checkpoint().whenComplete { _ in threads.shutdownGracefully { _ in } } }
+    }
+
+    /// Opens the store once more, alone, and closes it: SQLite's last connection to close writes the write-ahead log
+    /// into the store and removes it (and the shared-memory file). The pool's own connections close at once, each on its
+    /// thread, and each can see another still open and leave that to it, so none does: a store copied or backed up
+    /// after a clean stop would then be missing its latest writes unless its `-wal` file went with it.
+    private func checkpoint() -> EventLoopFuture<Void> {
+        let eventLoop = NIOSingletons.posixEventLoopGroup.any()
+        // Never creates the file: a store that was never opened, or was removed, has no log to fold in.
+        guard live.withLock({ $0.opened }), FileManager.default.fileExists(atPath: path) else { return eventLoop.makeSucceededVoidFuture() }
+        let logger = Logger(label: "kizuna.db")
+        return SQLiteConnection.open(storage: .file(path: path), threadPool: threads, logger: logger, on: eventLoop).flatMap { connection in
+            // A connection opens the log only when it first reads; one that never read leaves it as it found it.
+            connection.query("SELECT COUNT(*) FROM sqlite_master", [], logger: logger) { _ in }
+                .flatMapErrorThrowing { _ in }
+                .flatMap { connection.close() }
+        }
     }
 }
 
