@@ -129,17 +129,31 @@ struct HTTPHardeningTests {
         }
     }
 
-    /// `Expect: 100-continue` gets its interim answer in HTTP/1.1 and none in HTTP/1.0, where RFC 9110 says to ignore it.
+    /// `Expect: 100-continue` gets its interim answer in HTTP/1.1 and none in HTTP/1.0, where RFC 9110 says to ignore it;
+    /// as a connection's first request and as a later one (where ``ConnectionState`` answers it).
     @Test func onlyAnHTTP11ExpectationIsAnsweredWithContinue() async throws {
         try await withTestServer { server in
             let port = try #require(server.client.port)
             for (version, interim) in [("1.1", true), ("1.0", false)] {
-                let answer = try await RawConnection.exchange(
-                    port: port, "GET /health/live HTTP/\(version)\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
-                #expect(answer.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200") == interim, "\(answer)")
-                #expect(answer.hasSuffix(#"{"status":"live"}"#), "\(answer)")
+                for later in [false, true] {
+                    let connection = try await RawConnection.open(port: port)
+                    if later { try await Self.answerOneRequest(on: connection) }
+                    try await connection.send(
+                        "GET /health/live HTTP/\(version)\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
+                    let answer = try await connection.readUntilClosed()
+                    #expect(answer.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200") == interim, "later: \(later), \(answer)")
+                    #expect(answer.hasSuffix(#"{"status":"live"}"#), "\(answer)")
+                }
             }
         }
+    }
+
+    /// Sends `GET /health/live` on `connection` and reads its answer, so that what follows is not the connection's
+    /// first request: Hummingbird sets a connection up at its first, and the device lanes change its handlers then.
+    static func answerOneRequest(on connection: RawConnection) async throws {
+        try await connection.send("GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let answer = try await connection.readResponse()
+        #expect(answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix(#"{"status":"live"}"#), "\(answer)")
     }
 
     /// Framing only a hand-made client sends; each must be a 400 in the standard shape, never a 500.
@@ -155,8 +169,9 @@ struct HTTPHardeningTests {
         let (name, rest, finish) = Self.malformed[index]
         try await withTestServer { server in
             let port = try #require(server.client.port)
-            for authorized in [true, false] {
+            for (authorized, later) in [(true, false), (false, false), (false, true)] {
                 let connection = try await RawConnection.open(port: port)
+                if later { try await Self.answerOneRequest(on: connection) }
                 let auth = authorized ? "Authorization: Bearer \(server.adminToken)\r\n" : ""
                 let request = "POST /v1/admin/apps HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\(auth)\(rest)"
                 if finish { try await connection.sendAndFinish(request) } else { try await connection.send(request) }
@@ -180,6 +195,16 @@ struct HTTPHardeningTests {
             ]
             for request in refused {
                 let connection = try await RawConnection.open(port: port)
+                try? await connection.send(request)
+                let answer = try await connection.readUntilClosed()
+                #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(60))")
+                #expect(answer.contains(#""code":"bad_request""#) && answer.lowercased().contains("content-type: application/json"))
+                #expect(answer.lowercased().contains("x-request-id:"))
+            }
+            // The same after a request answered on the connection, where ``ConnectionState`` answers them.
+            for request in refused {
+                let connection = try await RawConnection.open(port: port)
+                try await Self.answerOneRequest(on: connection)
                 try? await connection.send(request)
                 let answer = try await connection.readUntilClosed()
                 #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(60))")

@@ -33,6 +33,8 @@ struct DeviceFastLane: Sendable {
     let metrics: RequestMetrics
     /// The server's logger, with the request id key that each request line replaces (see ``RequestLine``).
     let logger: Logger
+    /// The server's logger as given, for what ``ConnectionState`` logs of a connection.
+    let connectionLogger: Logger
     /// The largest body the lane holds.
     let bodyLimit: Int
     /// The `Server` header, as ``Hummingbird/ApplicationConfiguration/serverName`` gives the other answers.
@@ -58,6 +60,7 @@ struct DeviceFastLane: Sendable {
         self.devices = devices
         self.readiness = readiness
         self.metrics = metrics
+        connectionLogger = logger
         var logger = logger
         logger[metadataKey: "hb.request.id"] = "-"
         self.logger = logger
@@ -227,8 +230,9 @@ struct DeviceFastLane: Sendable {
     }
 
     /// When the connection's first request arrives (the HTTP handlers are all in place by then), puts
-    /// ``ConnectionState`` in the place of Hummingbird's `HTTPConnectionStateHandler`, a ``Handler`` behind it, and
-    /// links the state to the connection's ``DeviceByteLane``; then leaves the pipeline.
+    /// ``ConnectionState`` in the place of Hummingbird's `HTTPConnectionStateHandler`, and of the
+    /// ``ParserErrorResponder`` and ``ExpectContinueResponder`` in front of it, a ``Handler`` behind it, and links the
+    /// state to the connection's ``DeviceByteLane``; then leaves the pipeline.
     private final class Installer: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPRequestPart
         typealias InboundOut = HTTPRequestPart
@@ -242,9 +246,16 @@ struct DeviceFastLane: Sendable {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let pipeline = context.pipeline.syncOperations
             if let hummingbirds = try? pipeline.context(handlerType: HTTPConnectionStateHandler.self) {
-                let state = ConnectionState(idleTimeout: lane.idleTimeout)
+                let state = ConnectionState(idleTimeout: lane.idleTimeout, logger: lane.connectionLogger)
                 if (try? pipeline.addHandler(state, position: .after(hummingbirds.handler))) != nil {
                     pipeline.removeHandler(context: hummingbirds, promise: nil)
+                    // Their work is the state's from here on; this request has been through them already.
+                    if let parser = try? pipeline.context(handlerType: ParserErrorResponder.self) {
+                        pipeline.removeHandler(context: parser, promise: nil)
+                    }
+                    if let expectations = try? pipeline.context(handlerType: ExpectContinueResponder.self) {
+                        pipeline.removeHandler(context: expectations, promise: nil)
+                    }
                     try? pipeline.addHandler(Handler(lane: lane), position: .after(state))
                     if let bytes = try? pipeline.handler(type: DeviceByteLane.self) {
                         state.byteLane = bytes

@@ -12,12 +12,19 @@ final class ExpectContinueResponder: ChannelInboundHandler, RemovableChannelHand
     typealias OutboundOut = HTTPResponsePart
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(var request) = unwrapInboundIn(data), request.headerFields[.expect]?.lowercased() == "100-continue" {
-            request.headerFields[.expect] = nil
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+        if case .head(var request) = unwrapInboundIn(data), Self.answer(&request, context: context) {
             context.fireChannelRead(wrapInboundOut(.head(request)))
         } else {
             context.fireChannelRead(data)
         }
+    }
+
+    /// Answers `request`'s `Expect: 100-continue`, if it has one, and takes the expectation off it; false when it
+    /// has none. Shared with ``ConnectionState``, which takes this handler's place where the device lanes run.
+    static func answer(_ request: inout HTTPRequest, context: ChannelHandlerContext) -> Bool {
+        guard request.headerFields[.expect]?.lowercased() == "100-continue" else { return false }
+        request.headerFields[.expect] = nil
+        context.writeAndFlush(NIOAny(HTTPResponsePart.head(HTTPResponse(status: .continue))), promise: nil)
+        return true
     }
 }

@@ -47,25 +47,35 @@ final class ParserErrorResponder: ChannelDuplexHandler, RemovableChannelHandler 
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard let error = error as? HTTPParserError else { return context.fireErrorCaught(error) }
-        if requestsInFlight > 0 { return context.fireErrorCaught(error) }  // the handler's body read fails and answers it
+        Self.handle(error, context: context, inFlight: requestsInFlight, bodyOpen: bodyOpen, answered: &answered, logger: logger)
+    }
+
+    /// What a parse error comes to, given the connection's state: passed on while a request is being answered (its
+    /// handler's body read fails and answers it), the connection closed when the request was answered and its body
+    /// broke off afterwards, otherwise the standard JSON error and the connection closed once it is written. Shared
+    /// with ``ConnectionState``, which takes this handler's place where the device lanes run.
+    static func handle(
+        _ error: HTTPParserError, context: ChannelHandlerContext, inFlight: Int, bodyOpen: Bool, answered: inout Bool, logger: Logger
+    ) {
+        if inFlight > 0 { return context.fireErrorCaught(error) }
         guard !bodyOpen, !answered else {
             // The request was answered already and its body broke off afterwards: nothing more to say.
             context.close(promise: nil)
             return
         }
         answered = true
-        let (id, body) = Self.refusal(error, logger: logger)
+        let (id, body) = refusal(error, logger: logger)
         let head = HTTPResponse(
             status: .badRequest,
             headerFields: [
                 .contentType: "application/json; charset=utf-8", .contentLength: String(body.count), .connection: "close",
                 .requestID: id,
             ])
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
+        context.write(NIOAny(HTTPResponsePart.head(head)), promise: nil)
+        context.write(NIOAny(HTTPResponsePart.body(ByteBuffer(bytes: body))), promise: nil)
         // Closed once the answer is written: closing at once could drop it while the socket is busy.
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
+        context.writeAndFlush(NIOAny(HTTPResponsePart.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
     }
 
     /// What a request the parser refused is answered: a new request id (logged with the error) and the standard JSON
