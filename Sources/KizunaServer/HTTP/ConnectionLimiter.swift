@@ -23,7 +23,7 @@ final class ConnectionLimiter: Sendable {
 
     init(limit: Int, shutdownGrace: Duration = .seconds(10), logger: Logger) {
         self.limit = limit
-        self.shutdownGrace = .nanoseconds(Int64(shutdownGrace / .nanoseconds(1)))
+        self.shutdownGrace = TimeAmount(shutdownGrace)
         self.logger = logger
     }
 

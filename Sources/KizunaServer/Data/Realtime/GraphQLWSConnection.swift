@@ -271,7 +271,7 @@ final class GraphQLWSConnection: Sendable {
     /// Schedules `work` on the channel's event loop after `delay`, replacing the timer of that name; nothing once the
     /// connection finished.
     func schedule(_ name: WritableKeyPath<State, Scheduled<Void>?>, after delay: Duration, _ work: @escaping @Sendable () -> Void) {
-        let amount = TimeAmount.nanoseconds(Int64(max(.zero, delay) / .nanoseconds(1)))
+        let amount = TimeAmount(max(.zero, delay))
         let timer = writer.channel.eventLoop.scheduleTask(in: amount, work)
         let replaced = state.withLock { state -> Scheduled<Void>? in
             guard !state.finished else { return timer }
@@ -376,7 +376,7 @@ final class GraphQLWSConnection: Sendable {
     private func sendCloseFrame(_ frame: CloseFrame) async {
         logger.debug("Closing a graphql-transport-ws connection", metadata: ["connection": "\(id)", "code": "\(frame.code)"])
         let (outbound, channel) = (self.outbound, writer.channel)
-        let timeout = TimeAmount.nanoseconds(Int64(services.settings.closeTimeout / .nanoseconds(1)))
+        let timeout = TimeAmount(services.settings.closeTimeout)
         let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         channel.closeFuture.whenComplete { _ in deadline.cancel() }
         await writer.drained()
