@@ -210,4 +210,26 @@ struct DeviceByteLaneTests {
             #expect(try await connection.readUntilClosed() == "")
         }
     }
+
+    /// A request that never ends (its body stops coming) on a connection the lanes have set up is cut at the end of
+    /// the shutdown grace, so it cannot hold the shutdown: ``ConnectionState`` waits for the answer in flight, and the
+    /// limiter's handler at the pipeline's head ends the wait. (The idle timeout is an hour here.)
+    @Test func aRequestThatNeverEndsIsCutAtTheEndOfTheShutdownGrace() async throws {
+        try await withDeadline(.seconds(120)) { step in
+            let held = Mutex<RawConnection?>(nil)
+            let configure: @Sendable (inout KizunaConfiguration) -> Void = {
+                $0.idleTimeout = .seconds(3600)
+                $0.shutdownGrace = .milliseconds(300)
+            }
+            try await withTestServer(configure: configure) { server in
+                let connection = try await Warm(server).connection
+                held.withLock { $0 = connection }
+                try await connection.send(
+                    "POST /v1/admin/apps HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\":")
+                step.reached("shutting down with half a body sent")
+            }
+            step.reached("shut down")
+            #expect(try await #require(held.withLock { $0 }).readUntilClosed() == "")
+        }
+    }
 }
