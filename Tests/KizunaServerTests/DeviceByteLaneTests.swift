@@ -2,7 +2,9 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import KizunaTestSupport
+import Logging
 import NIOCore
+import NIOEmbedded
 import Synchronization
 import Testing
 
@@ -136,6 +138,52 @@ struct DeviceByteLaneTests {
             #expect(try await connection.readResponse().hasSuffix(warm))
             #expect(lane.answeredFromBytes.value == before + 3)
             await connection.close()
+        }
+    }
+
+    /// The held-bytes path itself, with no TCP to decide how the bytes arrive: in an `EmbeddedChannel`, a fetch fed to
+    /// the lane seven bytes at a time is held until it is whole and answered then, with nothing passed to the parser; a
+    /// request for another route fed the same way is passed on whole once its head is; a fetch behind it is passed on
+    /// too, until its answer has ended.
+    @Test func aRequestInPiecesIsHeldUntilItIsWhole() async throws {
+        try await withTestServer { server in
+            let start = try await Warm(server)
+            let lane = start.lane
+            let bytes = DeviceByteLane(lane: lane)
+            // Linked as the installer links it at a connection's first request (the lane answers only then).
+            let state = ConnectionState(idleTimeout: nil, logger: Logger(label: "test"))
+            bytes.state = state
+            let channel = EmbeddedChannel(handler: bytes)
+            func feed(_ text: String) throws {
+                let request = Array(text.utf8)
+                for piece in stride(from: 0, to: request.count, by: 7) {
+                    #expect(try channel.readOutbound(as: ByteBuffer.self) == nil, "answered before the request was whole")
+                    #expect(try channel.readInbound(as: ByteBuffer.self) == nil, "passed on before the request was whole")
+                    try channel.writeInbound(ByteBuffer(bytes: request[piece..<min(piece + 7, request.count)]))
+                }
+            }
+            let before = lane.answeredFromBytes.value
+            try feed(start.fetch)
+            let answer = try #require(try channel.readOutbound(as: ByteBuffer.self))
+            #expect(String(buffer: answer).hasPrefix("HTTP/1.1 200 OK\r\n") && String(buffer: answer).hasSuffix(start.answer))
+            #expect(try channel.readInbound(as: ByteBuffer.self) == nil)
+            #expect(lane.answeredFromBytes.value == before + 1)
+
+            let other = "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            try feed(other)
+            #expect(try channel.readInbound(as: ByteBuffer.self).map { String(buffer: $0) } == other)
+            // Its answer has not ended: a fetch now goes the same way, behind it.
+            try channel.writeInbound(ByteBuffer(string: start.fetch))
+            #expect(try channel.readInbound(as: ByteBuffer.self).map { String(buffer: $0) } == start.fetch)
+            #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+            // Both answers ended: the lane answers again.
+            bytes.answerEnded()
+            bytes.answerEnded()
+            try channel.writeInbound(ByteBuffer(string: start.fetch))
+            #expect(try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0).hasSuffix(start.answer) } == true)
+            #expect(lane.answeredFromBytes.value == before + 2)
+            #expect(try channel.finish().isClean)
+            await start.connection.close()
         }
     }
 
