@@ -178,10 +178,15 @@ private final class GlueHandler: ChannelDuplexHandler {
     /// Closes this side once what it still has to write is written: a server that answers and closes at once ends
     /// its answer before its close reaches the proxy, and closed there and then, the proxy dropped the answer's last
     /// bytes whenever the client read slower than the server wrote (a ranged GET of moto under a loaded CI run, read
-    /// short and failed three times).
+    /// short and failed three times). A peer that never reads would hold the write, and the connection, for ever:
+    /// ten seconds at most.
     private func partnerClose() {
         guard let channel = context?.channel else { return }
-        channel.writeAndFlush(ByteBuffer()).whenComplete { _ in channel.close(promise: nil) }
+        let giveUp = channel.eventLoop.scheduleTask(in: .seconds(10)) { channel.close(promise: nil) }
+        channel.writeAndFlush(ByteBuffer()).whenComplete { _ in
+            giveUp.cancel()
+            channel.close(promise: nil)
+        }
     }
     private var partnerWritable: Bool { context?.channel.isWritable ?? false }
 
