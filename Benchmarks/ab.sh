@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Whether a change pays: two kizuna builds answering the same GET route, side by side on core 0 (each with its own
-# fresh SQLite store, the same flags and log level), and bare Hummingbird (HTTPPeer/) serving the same bytes, in
+# fresh SQLite store holding bench-app, the same flags and log level), and bare Hummingbird (HTTPPeer/) serving the same bytes, in
 # alternating rounds (Benchmarks/common.sh's method). Prints medians and per-round ratios: A and B against bare
 # Hummingbird, and B against A — the line that says whether B is faster.
 # Usage: bash Benchmarks/ab.sh BIN_A BIN_B [rounds] [seconds-per-side-per-round] [path]
@@ -19,11 +19,10 @@ a_port=18120
 b_port=18121
 peer_port=18122
 start_kizuna $a_port --device-rate-limit 10000000
-mkdir -p "$work/b"
-taskset -c "$server_cpu" "$bin_b" serve --port $b_port --data-dir "$work/b" --log-level "$KIZUNA_BENCH_LOG_LEVEL" \
-    --device-rate-limit 10000000 >"$work/b.out" 2>"$work/b.err" &
-for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$b_port/health/ready" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$b_port/health/ready" >/dev/null || { echo "B is not ready; its log:" >&2; cat "$work/b.err" >&2; exit 1; }
+# B the same way, with its own store and log (and bench-app registered, so app routes compare too).
+kizuna=$bin_b
+kizuna_dir=$work/b
+start_kizuna $b_port --device-rate-limit 10000000
 mkdir -p "$(dirname "$work/www$path")"
 curl -sf "http://127.0.0.1:$a_port$path" >"$work/www$path"
 start_http_peer $peer_port "$work/www"

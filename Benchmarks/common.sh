@@ -3,7 +3,8 @@
 # and provides:
 #   start_kizuna PORT [serve flags…]  kizuna on PORT with a fresh SQLite store (or the empty PostgreSQL database a
 #                                     --database-url flag names); exports KIZUNA_TOKEN, KIZUNA_SERVER and KIZUNA_APP,
-#                                     and registers the app bench-app
+#                                     and registers the app bench-app. Its store and log are under $kizuna_dir ($work
+#                                     unless set: a second server, as ab.sh starts, gets a directory of its own)
 #   stop_kizuna / restart_kizuna      stop it (SIGTERM, waits for the exit), start it again with the same port, flags
 #                                     and store; $kizuna_pid is the running server's pid
 #   start_nginx PORT [directives…]    nginx (1 worker, no access log) serving $work/www as application/json
@@ -26,6 +27,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$wo
 mkdir -p "$work/www" "$work/nginx"
 
 server_cpu=${BENCH_SERVER_CPU:-0}
+kizuna_dir=$work
 load_cpu=${BENCH_LOAD_CPU:-1}
 command -v wrk >/dev/null && command -v nginx >/dev/null || { apt-get update -qq; apt-get install -y -qq wrk nginx >/dev/null; }
 # KIZUNA_BIN measures another build instead (an earlier commit's, for a before/after in the same conditions).
@@ -40,21 +42,22 @@ start_kizuna() {
     kizuna_port=$1
     shift
     kizuna_flags=("$@")
-    : >"$work/serve.out"
+    mkdir -p "$kizuna_dir"
+    : >"$kizuna_dir/serve.out"
     restart_kizuna
-    KIZUNA_TOKEN=$(grep -o 'kza_[A-Za-z0-9_-]*' "$work/serve.out" | head -1)
+    KIZUNA_TOKEN=$(grep -o 'kza_[A-Za-z0-9_-]*' "$kizuna_dir/serve.out" | head -1)
     export KIZUNA_TOKEN KIZUNA_SERVER=http://127.0.0.1:$kizuna_port KIZUNA_APP=bench-app
     "$kizuna" app add --id bench-app --name "Bench App" --platform ios --bundle-id com.example.bench --team-id ABCDE12345 \
         --store-url https://apps.apple.com/app/id1 >/dev/null
 }
 
 restart_kizuna() {
-    taskset -c "$server_cpu" "$kizuna" serve --port "$kizuna_port" --data-dir "$work/data" --log-level ${KIZUNA_BENCH_LOG_LEVEL:-error} "${kizuna_flags[@]}" >>"$work/serve.out" 2>>"$work/serve.err" &
+    taskset -c "$server_cpu" "$kizuna" serve --port "$kizuna_port" --data-dir "$kizuna_dir/data" --log-level ${KIZUNA_BENCH_LOG_LEVEL:-error} "${kizuna_flags[@]}" >>"$kizuna_dir/serve.out" 2>>"$kizuna_dir/serve.err" &
     kizuna_pid=$!
     for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$kizuna_port/health/ready" >/dev/null && break; sleep 0.1; done
     if ! curl -sf "http://127.0.0.1:$kizuna_port/health/ready" >/dev/null; then
         echo "kizuna is not ready; its log:" >&2
-        cat "$work/serve.err" >&2
+        cat "$kizuna_dir/serve.err" >&2
         return 1
     fi
 }

@@ -232,52 +232,51 @@ struct DeviceByteLaneTests {
         }
     }
 
-    /// At shutdown the lane hands what it holds of a request to the parser and the connection is closed as
-    /// Hummingbird closes one between requests — at once, not after the idle timeout or the shutdown grace.
-    @Test func theServersShutdownClosesAConnectionTheLaneServes() async throws {
+    /// Shuts a server down (idle timeout an hour, shutdown grace `grace`) after `body` has used a connection the lanes
+    /// have set up, and returns what the connection read until the server closed it; the test's deadline names the
+    /// step should the shutdown hang.
+    static func afterShutdown(grace: Duration, _ body: @escaping @Sendable (Warm) async throws -> Void) async throws -> String {
+        let read = Mutex("")
         try await withDeadline(.seconds(120)) { step in
             let held = Mutex<RawConnection?>(nil)
             let configure: @Sendable (inout KizunaConfiguration) -> Void = {
                 $0.idleTimeout = .seconds(3600)
-                $0.shutdownGrace = .seconds(3600)
+                $0.shutdownGrace = grace
             }
             try await withTestServer(configure: configure) { server in
                 let start = try await Warm(server)
-                let connection = start.connection
-                held.withLock { $0 = connection }
-                let before = start.lane.answeredFromBytes.value
-                try await connection.send(start.fetch)
-                #expect(try await connection.readResponse().hasSuffix(start.answer))
-                #expect(start.lane.answeredFromBytes.value == before + 1)
-                let fetch = start.fetch
-                try await connection.send(String(fetch.prefix(40)))
-                step.reached("shutting down with half a request held")
+                held.withLock { $0 = start.connection }
+                try await body(start)
+                step.reached("shutting down")
             }
             step.reached("shut down")
-            let connection = try #require(held.withLock { $0 })
-            #expect(try await connection.readUntilClosed() == "")
+            let rest = try await #require(held.withLock { $0 }).readUntilClosed()
+            read.withLock { $0 = rest }
         }
+        return read.withLock { $0 }
+    }
+
+    /// At shutdown the lane hands what it holds of a request to the parser and the connection is closed as
+    /// Hummingbird closes one between requests — at once, not after the idle timeout or the shutdown grace (an hour).
+    @Test func theServersShutdownClosesAConnectionTheLaneServes() async throws {
+        let rest = try await Self.afterShutdown(grace: .seconds(3600)) { start in
+            let before = start.lane.answeredFromBytes.value
+            try await start.connection.send(start.fetch)
+            #expect(try await start.connection.readResponse().hasSuffix(start.answer))
+            #expect(start.lane.answeredFromBytes.value == before + 1)
+            try await start.connection.send(String(start.fetch.prefix(40)))  // half a request, held
+        }
+        #expect(rest == "")
     }
 
     /// A request that never ends (its body stops coming) on a connection the lanes have set up is cut at the end of
     /// the shutdown grace, so it cannot hold the shutdown: ``ConnectionState`` waits for the answer in flight, and the
-    /// limiter's handler at the pipeline's head ends the wait. (The idle timeout is an hour here.)
+    /// limiter's handler at the pipeline's head ends the wait.
     @Test func aRequestThatNeverEndsIsCutAtTheEndOfTheShutdownGrace() async throws {
-        try await withDeadline(.seconds(120)) { step in
-            let held = Mutex<RawConnection?>(nil)
-            let configure: @Sendable (inout KizunaConfiguration) -> Void = {
-                $0.idleTimeout = .seconds(3600)
-                $0.shutdownGrace = .milliseconds(300)
-            }
-            try await withTestServer(configure: configure) { server in
-                let connection = try await Warm(server).connection
-                held.withLock { $0 = connection }
-                try await connection.send(
-                    "POST /v1/admin/apps HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\":")
-                step.reached("shutting down with half a body sent")
-            }
-            step.reached("shut down")
-            #expect(try await #require(held.withLock { $0 }).readUntilClosed() == "")
+        let rest = try await Self.afterShutdown(grace: .milliseconds(300)) { start in
+            try await start.connection.send(
+                "POST /v1/admin/apps HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\":")
         }
+        #expect(rest == "")
     }
 }

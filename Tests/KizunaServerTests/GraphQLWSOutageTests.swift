@@ -147,7 +147,9 @@ struct GraphQLWSOutageTests {
                     received.deliveries.withLock { $0.append(delivery) }
                     return delivery.id == "end"
                 }
-                for message in early where take(message) { return }
+                for message in early {
+                    if take(message) { return }
+                }
                 while let message = try await client.receive() {
                     if case .ping = message { try await client.send(.pong(payload: nil)) }
                     if take(message) { return }

@@ -20,8 +20,8 @@ import Synchronization
 final class SQLiteStoreSource: ConnectionPoolSource, Sendable {
     let path: String
     private let threads: NIOThreadPool
-    /// Connections open or opening, who waits for there to be none, and whether one was ever opened.
-    private let live = Mutex<(count: Int, drained: [@Sendable () -> Void], opened: Bool)>((0, [], false))
+    /// Connections open or opening, and who waits for there to be none.
+    private let live = Mutex<(count: Int, drained: [@Sendable () -> Void])>((0, []))
 
     /// Set once per connection, before the pool hands it out.
     static let pragmas = ["PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"]
@@ -35,10 +35,7 @@ final class SQLiteStoreSource: ConnectionPoolSource, Sendable {
     /// Chained on the connection's own futures rather than in a task, so a busy cooperative pool (a test run,
     /// CPU-heavy handlers) cannot hold an opening connection past the pool's request timeout.
     func makeConnection(logger: Logger, on eventLoop: any EventLoop) -> EventLoopFuture<SQLiteStoreConnection> {
-        live.withLock {
-            $0.count += 1
-            $0.opened = true
-        }
+        live.withLock { $0.count += 1 }
         return SQLiteConnection.open(storage: .file(path: path), threadPool: threads, logger: logger, on: eventLoop).flatMap { connection in
             // WAL lets readers run beside the one writer; it is persistent, so this only writes on first open.
             Self.pragmas.reduce(eventLoop.makeSucceededVoidFuture()) { previous, pragma in
@@ -86,14 +83,16 @@ final class SQLiteStoreSource: ConnectionPoolSource, Sendable {
         whenDrained { [threads] in self.checkpoint().whenComplete { _ in threads.shutdownGracefully { _ in } } }
     }
 
-    /// Opens the store once more, alone, and closes it: SQLite's last connection to close writes the write-ahead log
-    /// into the store and removes it (and the shared-memory file). The pool's own connections close at once, each on its
-    /// thread, and each can see another still open and leave that to it, so none does: a store copied or backed up
-    /// after a clean stop would then be missing its latest writes unless its `-wal` file went with it.
+    /// Opens the store once more, alone, and closes it when a write-ahead log is left: SQLite's last connection to
+    /// close writes the log into the store and removes it (and the shared-memory file). The pool's own connections close
+    /// at once, each on its thread, and each can see another still open and leave that to it, so none does: a store
+    /// copied or backed up after a clean stop would then be missing its latest writes unless its `-wal` file went with
+    /// it.
     private func checkpoint() -> EventLoopFuture<Void> {
         let eventLoop = NIOSingletons.posixEventLoopGroup.any()
-        // Never creates the file: a store that was never opened, or was removed, has no log to fold in.
-        guard live.withLock({ $0.opened }), FileManager.default.fileExists(atPath: path) else { return eventLoop.makeSucceededVoidFuture() }
+        // No log, nothing to do; and never a new, empty store where a removed one was.
+        let files = FileManager.default
+        guard files.fileExists(atPath: path + "-wal"), files.fileExists(atPath: path) else { return eventLoop.makeSucceededVoidFuture() }
         let logger = Logger(label: "kizuna.db")
         return SQLiteConnection.open(storage: .file(path: path), threadPool: threads, logger: logger, on: eventLoop).flatMap { connection in
             // A connection opens the log only when it first reads; one that never read leaves it as it found it.
