@@ -152,7 +152,7 @@ struct DeviceByteLaneTests {
             let bytes = DeviceByteLane(lane: lane)
             // Linked as the installer links it at a connection's first request (the lane answers only then).
             let state = ConnectionState(idleTimeout: nil, logger: Logger(label: "test"))
-            bytes.state = state
+            DeviceByteLane.link(bytes, state)
             let channel = EmbeddedChannel(handler: bytes)
             func feed(_ text: String) throws {
                 let request = Array(text.utf8)
@@ -183,6 +183,40 @@ struct DeviceByteLaneTests {
             #expect(try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0).hasSuffix(start.answer) } == true)
             #expect(lane.answeredFromBytes.value == before + 2)
             #expect(try channel.finish().isClean)
+            await start.connection.close()
+        }
+    }
+
+    /// The lane and the state handler hold each other strongly (a weak link slowed every retain of both); a
+    /// connection's end, or the lane's retiring, must break the links, or every connection's pair would outlive it.
+    @Test func theLaneAndTheStateLetGoOfEachOther() async throws {
+        try await withTestServer { server in
+            let start = try await Warm(server)
+            weak var weakLane: DeviceByteLane?
+            weak var weakState: ConnectionState?
+            do {
+                let bytes = DeviceByteLane(lane: start.lane)
+                let state = ConnectionState(idleTimeout: nil, logger: Logger(label: "test"))
+                let channel = EmbeddedChannel(handlers: [bytes, state])
+                DeviceByteLane.link(bytes, state)
+                (weakLane, weakState) = (bytes, state)
+                #expect(try channel.finish().isClean)
+            }
+            #expect(weakLane == nil && weakState == nil, "a closed connection's handlers outlived it")
+
+            let state = ConnectionState(idleTimeout: nil, logger: Logger(label: "test"))
+            do {
+                let bytes = DeviceByteLane(lane: start.lane)
+                let channel = EmbeddedChannel(handler: bytes)
+                DeviceByteLane.link(bytes, state)
+                weakLane = bytes
+                // A chunked request is one the lane does not frame: it hands the connection to the parser and leaves.
+                try channel.writeInbound(ByteBuffer(string: "POST /v1/apps/shop/config:fetch HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"))
+                #expect(try channel.readInbound(as: ByteBuffer.self) != nil)
+                #expect(state.byteLane == nil)
+                #expect(try channel.finish().isClean)
+            }
+            #expect(weakLane == nil, "a retired lane outlived its connection")
             await start.connection.close()
         }
     }

@@ -34,7 +34,7 @@ final class DeviceByteLane: ChannelInboundHandler, RemovableChannelHandler {
 
     private let lane: DeviceFastLane
     /// The state handler behind the parser, linked when the connection's HTTP handlers are in place.
-    weak var state: ConnectionState?
+    private(set) var state: ConnectionState?
     /// What has arrived of a request not whole yet.
     private var held: ByteBuffer?
     /// How many bytes of a request passed on are still to come.
@@ -45,6 +45,24 @@ final class DeviceByteLane: ChannelInboundHandler, RemovableChannelHandler {
 
     init(lane: DeviceFastLane) {
         self.lane = lane
+    }
+
+    /// Links `lane` and the state handler behind the parser. The links are strong and broken when either leaves the
+    /// pipeline (a connection's end removes both): a weak reference gives the object it names a side table, and then
+    /// every retain and release of it — NIO's, several each time it calls the handler — takes the runtime's slow path.
+    static func link(_ lane: DeviceByteLane, _ state: ConnectionState) {
+        lane.state = state
+        state.byteLane = lane
+    }
+
+    /// Breaks the links ``link(_:_:)`` made.
+    func unlink() {
+        state?.byteLane = nil
+        state = nil
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        unlink()
     }
 
     /// An answer to a request passed on has been written.
@@ -136,7 +154,7 @@ final class DeviceByteLane: ChannelInboundHandler, RemovableChannelHandler {
     /// out of the pipeline passes nothing on.
     private func retire(_ context: ChannelHandlerContext, handingOn bytes: ByteBuffer?, then event: Any? = nil) {
         retired = true
-        state?.byteLane = nil
+        unlink()
         if let bytes, bytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(bytes)) }
         if let event { context.fireUserInboundEventTriggered(event) }
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)

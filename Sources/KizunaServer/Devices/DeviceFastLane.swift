@@ -258,8 +258,7 @@ struct DeviceFastLane: Sendable {
                     }
                     try? pipeline.addHandler(Handler(lane: lane), position: .after(state))
                     if let bytes = try? pipeline.handler(type: DeviceByteLane.self) {
-                        state.byteLane = bytes
-                        bytes.state = state
+                        DeviceByteLane.link(bytes, state)
                     }
                 }
             }

@@ -26,8 +26,8 @@ final class ConnectionState: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let idleTimeout: TimeAmount?
     private let logger: Logger
-    /// The byte lane in front of the parser, once linked.
-    weak var byteLane: DeviceByteLane?
+    /// The byte lane in front of the parser, once linked (``DeviceByteLane/link(_:_:)``).
+    var byteLane: DeviceByteLane?
     private var requestsInProgress = 0
     private var readingRequest = false
     private var lastActive = NIODeadline.now()
@@ -53,6 +53,7 @@ final class ConnectionState: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        byteLane?.unlink()
     }
 
     func channelActive(context: ChannelHandlerContext) {
