@@ -36,9 +36,16 @@ enum BufferedStandardError {
 
         /// Adds a line; an `urgent` one (`notice` or louder) is written at once, with what waited before it.
         func append(_ line: String, urgent: Bool) {
-            let ready: [UInt8]? = pending.withLock { pending in
+            append(urgent: urgent) { pending in
                 var line = line
                 line.withUTF8 { pending.append(contentsOf: $0) }  // one copy, not a byte at a time
+            }
+        }
+
+        /// Adds the line `write` appends to the bytes that wait (the request log's, with no string made of it first).
+        func append(urgent: Bool, _ write: (inout [UInt8]) -> Void) {
+            let ready: [UInt8]? = pending.withLock { pending in
+                write(&pending)
                 guard urgent || pending.count >= Self.limit else { return nil }
                 defer { pending.removeAll(keepingCapacity: true) }
                 return pending

@@ -128,22 +128,54 @@ struct ServerLogHandler: LogHandler {
 
 extension ServerLogHandler: RequestLineSink {
     func write(_ request: RequestLine) -> Bool {
-        guard let line = line(for: request) else { return false }
-        BufferedStandardError.shared.append(line, urgent: false)
+        guard writesDirectly else { return false }
+        let time = Self.clock.now()
+        BufferedStandardError.shared.append(urgent: false) { bytes in append(request, time: time, to: &bytes) }
         return true
     }
 
     /// The request log's line built directly — the same bytes `line(for:)` makes of the event — when the logger carries
     /// only its request id (which the line's own replaces) and no provider adds metadata; nil otherwise.
     func line(for request: RequestLine) -> String? {
-        guard metadataProvider == nil, metadata.count == 1, metadata["hb.request.id"] != nil else { return nil }
-        var line = start(.info, capacity: 160 + request.path.utf8.count + request.route.utf8.count)
-        // RequestLine.metadata's keys, in the sorted order line(for:) writes them.
-        Self.append("duration_ms", request.durationMilliseconds, to: &line)
-        Self.append("hb.request.id", request.id, to: &line)
-        Self.append("http.route", request.route, to: &line)
-        Self.append("http.status", request.status, to: &line)
-        Self.finish(&line, source: RequestLine.source, message: request.method, request.path, request.status)
-        return line
+        guard writesDirectly else { return nil }
+        var bytes: [UInt8] = []
+        append(request, time: Self.clock.now(), to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether a request line may skip the event: the logger's metadata is its request id alone (the line's own
+    /// replaces it) and no provider adds any.
+    private var writesDirectly: Bool {
+        metadataProvider == nil && metadata.count == 1 && metadata.keys.first == "hb.request.id"
+    }
+
+    /// Appends the line to `bytes` where the log waits, with no string of it made first: `line(for:)`'s layout, with
+    /// RequestLine.metadata's keys in the sorted order it writes them.
+    private func append(_ request: RequestLine, time: String, to bytes: inout [UInt8]) {
+        func add(_ text: String) { bytes.append(contentsOf: text.utf8) }
+        func add(_ text: StaticString) { text.withUTF8Buffer { bytes.append(contentsOf: $0) } }
+        add(time)
+        add(" info")
+        if !label.isEmpty {
+            add(" ")
+            add(label)
+        }
+        add(": duration_ms=")
+        add(request.durationMilliseconds)
+        add(" hb.request.id=")
+        add(request.id)
+        add(" http.route=")
+        add(request.route)
+        add(" http.status=")
+        add(request.status)
+        add(" [")
+        add(RequestLine.source)
+        add("] ")
+        add(request.method)
+        add(" ")
+        add(request.path)
+        add(" ")
+        add(request.status)
+        add("\n")
     }
 }
