@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 
 /// The CPUs this process may run on, which `taskset` and container CPU sets narrow: Linux's `Cpus_allowed` mask in
 /// `/proc/self/status` (Glibc's module does not export `sched_getaffinity`).
@@ -12,4 +14,18 @@ enum CPUAffinity {
         let count = mask.reduce(0) { $0 + (Int(String($1), radix: 16) ?? 0).nonzeroBitCount }
         return count > 0 ? count : nil
     }
+
+    /// Sizes NIO's singleton event loops (and its blocking pool) to the CPUs this process may run on, once and before
+    /// they exist: NIO counts the machine's (or the cgroup's), so a server pinned to one core of two (taskset) ran two
+    /// loops taking turns on it, each hop between them a context switch.
+    static func sizeEventLoops() {
+        _ = sized
+    }
+
+    private static let sized: Void = {
+        if let allowed = count(), allowed < System.coreCount {
+            NIOSingletons.groupLoopCountSuggestion = allowed
+            NIOSingletons.blockingPoolThreadCountSuggestion = max(allowed, 2)
+        }
+    }()
 }

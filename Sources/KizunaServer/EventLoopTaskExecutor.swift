@@ -5,7 +5,9 @@ import NIOPosix
 /// is one (a request's task resumes on the thread that owns its connection), otherwise on the group's next loop.
 ///
 /// `runServer` makes every task of the server prefer it (`withTaskExecutorPreference`, inherited by each
-/// connection's child task and each service's). NIO's own global-executor takeover, used before, runs every job "on"
+/// connection's child task and each service's) when the loops are not already the global executor: in a host process
+/// that embeds the server. `kizuna serve` installs ``EventLoopGlobalExecutor`` instead, which saves the runtime reading
+/// the preference under the task's lock at every switch. NIO's own global-executor takeover, used before, runs every job "on"
 /// its event loop as a *serial* executor, so each call into a nonisolated `async` function — each of Hummingbird's
 /// middleware, the router, a route's handler — left that executor and was enqueued again: 35 jobs for one
 /// `GET /health/live`, 55 for one `config:fetch`. Under a task executor those calls run on in place, and a task is

@@ -6,20 +6,17 @@ import NIOPosix
 /// Runs the Kizuna server until SIGINT or SIGTERM, then drains requests and closes the store: what `kizuna serve`
 /// does once it has read its flags.
 ///
-/// The server's tasks — every connection's and every background service's — prefer NIO's event loops as their
-/// executor (``EventLoopTaskExecutor``): a request's handler runs on the thread that owns its connection, from its
-/// first middleware to its answer, instead of hopping to the global pool and back. Before building the server it
-/// raises the open-file limit to its hard limit, lowering `maxConnections` when even that allows fewer connections.
+/// The server's tasks run on NIO's event loops: a request's handler runs on the thread that owns its connection, from
+/// its first middleware to its answer, instead of hopping to the global pool and back. `kizuna serve` makes the loops
+/// the process's global executor first (``EventLoopGlobalExecutor``); otherwise (a host process embedding this), every
+/// task of the server prefers them as its executor (``EventLoopTaskExecutor``). The loops are as many as the CPUs the
+/// process may run on. Before building the server it raises the open-file limit to its hard limit, lowering
+/// `maxConnections` when even that allows fewer connections.
 /// - Parameter configuration: What to serve and where the store lives.
 /// - Throws: `store_too_new`, `unavailable` when another server holds the SQLite store, or an error opening it.
 public func runServer(configuration: KizunaConfiguration) async throws {
     let logger = Logger(label: "kizuna")
-    // One event loop per CPU this process may run on: NIO counts the machine's (or the cgroup's), so a server pinned
-    // to one core of two (taskset) ran two loops taking turns on it, each hop between them a context switch.
-    if let allowed = CPUAffinity.count(), allowed < System.coreCount {
-        NIOSingletons.groupLoopCountSuggestion = allowed
-        NIOSingletons.blockingPoolThreadCountSuggestion = max(allowed, 2)
-    }
+    CPUAffinity.sizeEventLoops()
     var configuration = configuration
     if let descriptors = OpenFileLimit.raise() {
         let cap = OpenFileLimit.connectionCap(configuration.maxConnections, limit: descriptors)
@@ -31,7 +28,9 @@ public func runServer(configuration: KizunaConfiguration) async throws {
         }
     }
     let app = try await buildApplication(configuration: configuration)
-    if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+    if EventLoopGlobalExecutor.isInstalled {
+        try await app.runService()
+    } else if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
         try await withTaskExecutorPreference(EventLoopTaskExecutor(group: NIOSingletons.posixEventLoopGroup)) {
             try await app.runService()
         }

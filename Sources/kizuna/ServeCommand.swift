@@ -199,6 +199,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let configuration = try configuration(.process)
         bootstrapLogging(level: configuration.logLevel, buffered: true)
+        EventLoopGlobalExecutor.install()
         try await runServer(configuration: configuration)
     }
 }
