@@ -73,14 +73,15 @@ struct EdgeMiddleware: RouterMiddleware {
         }
         guard let active else { return response }
         let id = context.id
+        let route = context.endpointPath  // read once: it sits behind a lock
         response.headers[.requestID] = id
         // Hummingbird closes the connection after this answer (see KeepAliveNormalizer); the client is told so.
         if request.headers[.connection] == "close" { response.headers[.connection] = "close" }
         RequestLine(
-            method: request.method.rawValue, path: request.uri.path, status: String(response.status.code), route: context.endpointPath ?? "-",
+            method: request.method.rawValue, path: request.uri.path, status: String(response.status.code), route: route ?? "-",
             id: id, durationMilliseconds: Self.milliseconds(since: started)
         ).log(to: context.logger)
-        return metrics.answered(response, route: context.endpointPath, method: request.method, started: started, active: active)
+        return metrics.answered(response, route: route, method: request.method, started: started, active: active)
     }
 
     /// The time since `started` (`DispatchTime`'s uptime) as milliseconds with three decimals (`12.345`), in
