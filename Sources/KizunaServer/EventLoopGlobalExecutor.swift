@@ -36,7 +36,7 @@ package enum EventLoopGlobalExecutor {
     /// hook for it or another executor holds it. Call once, before the server starts.
     @discardableResult
     package static func install() -> Bool {
-        #if compiler(>=6.0) && compiler(<6.4)
+        #if compiler(<6.4)
             typealias Hook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
             CPUAffinity.sizeEventLoops()  // before a job can make the loops
             guard !installed.load(ordering: .acquiring),
