@@ -39,9 +39,8 @@ package enum EventLoopGlobalExecutor {
         #if compiler(<6.4)
             typealias Hook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
             CPUAffinity.sizeEventLoops()  // before a job can make the loops
-            guard !installed.load(ordering: .acquiring),
-                let slot = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook")
-            else { return false }
+            // A second call finds the hook taken, by this or another executor, and declines.
+            guard let slot = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else { return false }
             let hookSlot = UnsafeAtomic<UnsafeRawPointer?>(at: slot.assumingMemoryBound(to: UnsafeRawPointer?.AtomicRepresentation.self))
             let hook: Hook = { job, _ in
                 let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? NIOSingletons.posixEventLoopGroup.next()

@@ -34,15 +34,8 @@ enum BufferedStandardError {
             atexit { BufferedStandardError.shared.flush() }
         }
 
-        /// Adds a line; an `urgent` one (`notice` or louder) is written at once, with what waited before it.
-        func append(_ line: String, urgent: Bool) {
-            append(urgent: urgent) { pending in
-                var line = line
-                line.withUTF8 { pending.append(contentsOf: $0) }  // one copy, not a byte at a time
-            }
-        }
-
-        /// Adds the line `write` appends to the bytes that wait (the request log's, with no string made of it first).
+        /// Adds the line `write` appends to the bytes that wait, under the buffer's lock (no string of it is made first);
+        /// an `urgent` one (`notice` or louder) is written at once, with what waited before it.
         func append(urgent: Bool, _ write: (inout [UInt8]) -> Void) {
             let ready: [UInt8]? = pending.withLock { pending in
                 write(&pending)

@@ -29,61 +29,77 @@ struct ServerLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    /// The line is built in one string, metadata sorted by key: a request's logger gets its own `hb.request.id`, so
-    /// the handler's metadata changes per request and nothing formatted ahead of time would be reused.
+    /// Metadata sorted by key, gathered (and the message described) before the log's lock is taken: a request's logger
+    /// gets its own `hb.request.id`, so the handler's metadata changes per request and nothing formatted ahead of time
+    /// would be reused.
     func log(event: LogEvent) {
-        BufferedStandardError.shared.append(line(for: event), urgent: event.level > .info)
+        let (time, entries, message) = (Self.clock.now(), entries(of: event), event.message.description)
+        BufferedStandardError.shared.append(urgent: event.level > .info) { bytes in
+            write(event.level, time: time, entries: entries, source: event.source, message: message, to: &bytes)
+        }
     }
 
     /// The line `log(event:)` writes, newline included.
     func line(for event: LogEvent) -> String {
-        let entries = Self.entries(logger: metadata, provided: metadataProvider?.get(), event: event.metadata, error: event.error)
+        var bytes: [UInt8] = []
         let message = event.message.description
-        var line = start(event.level, capacity: 160 + message.utf8.count)
-        for (key, value) in entries {
-            if case .string(let text) = value { Self.append(key, text, to: &line) } else { Self.append(key, value.description, to: &line) }
-        }
-        Self.finish(&line, source: event.source, message: message)
-        return line
+        write(event.level, time: Self.clock.now(), entries: entries(of: event), source: event.source, message: message, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// "TIMESTAMP LEVEL LABEL:", the start of every line, in a string with room for the rest.
-    private func start(_ level: Logger.Level, capacity: Int) -> String {
-        var line = Self.clock.now()
-        line.reserveCapacity(capacity)
-        line += " "
-        line += level.rawValue
-        if !label.isEmpty {
-            line += " "
-            line += label
+    private func entries(of event: LogEvent) -> [(key: String, value: Logger.MetadataValue)] {
+        Self.entries(logger: metadata, provided: metadataProvider?.get(), event: event.metadata, error: event.error)
+    }
+
+    private func write(
+        _ level: Logger.Level, time: String, entries: [(key: String, value: Logger.MetadataValue)], source: String, message: String,
+        to bytes: inout [UInt8]
+    ) {
+        start(level, time: time, to: &bytes)
+        for (key, value) in entries {
+            if case .string(let text) = value { Self.entry(key, text, to: &bytes) } else { Self.entry(key, value.description, to: &bytes) }
         }
-        line += ":"
-        return line
+        Self.finish(source: source, message: message, to: &bytes)
+    }
+
+    // Every line's bytes, written where the log waits with no string made of the line first, in three parts shared by
+    // the event's line and the request log's.
+
+    /// "TIMESTAMP LEVEL LABEL:", the start of every line.
+    private func start(_ level: Logger.Level, time: String, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: time.utf8)
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: level.rawValue.utf8)
+        if !label.isEmpty {
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: label.utf8)
+        }
+        bytes.append(UInt8(ascii: ":"))
     }
 
     /// One " KEY=VALUE" of a line's metadata.
-    private static func append(_ key: String, _ value: String, to line: inout String) {
-        line += " "
-        line += key
-        line += "="
-        line += value
+    private static func entry(_ key: String, _ value: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: key.utf8)
+        bytes.append(UInt8(ascii: "="))
+        bytes.append(contentsOf: value.utf8)
     }
 
     /// " [SOURCE] MESSAGE" and the newline; a message in parts (joined by spaces) is not put together first.
-    private static func finish(_ line: inout String, source: String, message: String, _ more: String? = nil, _ last: String? = nil) {
-        line += " ["
-        line += source
-        line += "] "
-        line += message
+    private static func finish(source: String, message: String, _ more: String? = nil, _ last: String? = nil, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: " [".utf8)
+        bytes.append(contentsOf: source.utf8)
+        bytes.append(contentsOf: "] ".utf8)
+        bytes.append(contentsOf: message.utf8)
         if let more {
-            line += " "
-            line += more
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: more.utf8)
         }
         if let last {
-            line += " "
-            line += last
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: last.utf8)
         }
-        line += "\n"
+        bytes.append(UInt8(ascii: "\n"))
     }
 
     /// A line's metadata sorted by key, a later source winning over an earlier one for the same key: the logger's, the
@@ -130,7 +146,7 @@ extension ServerLogHandler: RequestLineSink {
     func write(_ request: RequestLine) -> Bool {
         guard writesDirectly else { return false }
         let time = Self.clock.now()
-        BufferedStandardError.shared.append(urgent: false) { bytes in append(request, time: time, to: &bytes) }
+        BufferedStandardError.shared.append(urgent: false) { bytes in write(request, time: time, to: &bytes) }
         return true
     }
 
@@ -139,7 +155,7 @@ extension ServerLogHandler: RequestLineSink {
     func line(for request: RequestLine) -> String? {
         guard writesDirectly else { return nil }
         var bytes: [UInt8] = []
-        append(request, time: Self.clock.now(), to: &bytes)
+        write(request, time: Self.clock.now(), to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -149,33 +165,14 @@ extension ServerLogHandler: RequestLineSink {
         metadataProvider == nil && metadata.count == 1 && metadata.keys.first == "hb.request.id"
     }
 
-    /// Appends the line to `bytes` where the log waits, with no string of it made first: `line(for:)`'s layout, with
-    /// RequestLine.metadata's keys in the sorted order it writes them.
-    private func append(_ request: RequestLine, time: String, to bytes: inout [UInt8]) {
-        func add(_ text: String) { bytes.append(contentsOf: text.utf8) }
-        func add(_ text: StaticString) { text.withUTF8Buffer { bytes.append(contentsOf: $0) } }
-        add(time)
-        add(" info")
-        if !label.isEmpty {
-            add(" ")
-            add(label)
-        }
-        add(": duration_ms=")
-        add(request.durationMilliseconds)
-        add(" hb.request.id=")
-        add(request.id)
-        add(" http.route=")
-        add(request.route)
-        add(" http.status=")
-        add(request.status)
-        add(" [")
-        add(RequestLine.source)
-        add("] ")
-        add(request.method)
-        add(" ")
-        add(request.path)
-        add(" ")
-        add(request.status)
-        add("\n")
+    /// The line of the event `RequestLine` stands for, without the event: its metadata in the sorted order the event's
+    /// line would have, its message in parts.
+    private func write(_ request: RequestLine, time: String, to bytes: inout [UInt8]) {
+        start(.info, time: time, to: &bytes)
+        Self.entry("duration_ms", request.durationMilliseconds, to: &bytes)
+        Self.entry("hb.request.id", request.id, to: &bytes)
+        Self.entry("http.route", request.route, to: &bytes)
+        Self.entry("http.status", request.status, to: &bytes)
+        Self.finish(source: RequestLine.source, message: request.method, request.path, request.status, to: &bytes)
     }
 }
